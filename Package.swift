@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// No package dependencies: JPEG and PNG come from the system's libjpeg-turbo and libpng through
+// the CImageCodecs target; optional codecs (libwebp, libheif, libtiff) are loaded with dlopen at run time.
+let package = Package(
+    name: "OperationDownloader",
+    products: [
+        .library(name: "OperationDownloader", targets: ["OperationDownloader"]),
+        .library(name: "Decoding", targets: ["Decoding"]),
+    ],
+    targets: [
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [
+                .linkedLibrary("jpeg"),
+                .linkedLibrary("png16"),
+                .linkedLibrary("z"),
+                .linkedLibrary("dl"),
+            ]
+        ),
+        .target(name: "Decoding", dependencies: ["CImageCodecs"]),
+        .target(name: "OperationDownloader", dependencies: ["Decoding"]),
+        .testTarget(name: "DecodingTests", dependencies: ["Decoding"]),
+    ]
+)
