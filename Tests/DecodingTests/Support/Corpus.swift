@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+/// The shared decoder conformance corpus (`../shared/corpus` beside the package, or
+/// `$OPERATIONDOWNLOADER_CORPUS`) and its `expected.json`.
+enum Corpus {
+    /// The corpus folder, or nil when it is not on this machine (CI always has it).
+    static let root: URL? = {
+        let env = ProcessInfo.processInfo.environment["OPERATIONDOWNLOADER_CORPUS"]
+        let packageRoot = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let candidate = env.map { URL(fileURLWithPath: $0) }
+            ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+        return FileManager.default.fileExists(atPath: candidate.appendingPathComponent("expected.json").path) ? candidate : nil
+    }()
+
+    /// Whether corpus tests run: on CI a missing corpus is an error, elsewhere those tests are skipped.
+    static var isAvailable: Bool { root != nil || ProcessInfo.processInfo.environment["CI"] != nil }
+
+    /// Bytes of a corpus file by its path relative to the corpus folder ("pngsuite/basn0g01.png").
+    static func data(_ relativePath: String) throws -> Data {
+        guard let root else { throw CorpusMissing() }
+        return try Data(contentsOf: root.appendingPathComponent(relativePath))
+    }
+
+    /// Every entry of expected.json, keyed by relative path.
+    static let expected: [String: Entry] = {
+        guard let root, let data = try? Data(contentsOf: root.appendingPathComponent("expected.json")),
+              let file = try? JSONDecoder().decode(ExpectedFile.self, from: data) else { return [:] }
+        return file.files
+    }()
+
+    /// Relative paths of every corpus file of `format` (as expected.json names it: "jpeg", "png", ...).
+    static func files(format: String) -> [String] {
+        expected.filter { $0.value.format == format }.keys.sorted()
+    }
+
+    struct CorpusMissing: Error, CustomStringConvertible {
+        var description: String { "../shared/corpus not found (set OPERATIONDOWNLOADER_CORPUS)" }
+    }
+
+    struct ExpectedFile: Decodable { let files: [String: Entry] }
+
+    struct FrameHash: Decodable {
+        let sha256: String
+        let w: Int
+        let h: Int
+        let duration_ms: Double?
+    }
+
+    /// One file's documented outcome. Field names follow expected.json.
+    struct Entry: Decodable {
+        let format: String
+        let expected: String
+        let compare: String
+        let width: Int?
+        let height: Int?
+        let frames: Int?
+        let loop: Int?
+        let sha256_rgba: String?
+        let probe_sha256_rgba: String?
+        let probe_status: String?
+        let probe_exif_orientation: Int?
+        let thumb16_rgba_b64: String?
+        let mean_rgba: [Double]?
+        let frames_rgba: [FrameHash]?
+        let pillow: String
+        let properties: [String]
+        let note: String?
+    }
+}
