@@ -22,5 +22,6 @@ let package = Package(
         .target(name: "Decoding", dependencies: ["CImageCodecs"]),
         .target(name: "OperationDownloader", dependencies: ["Decoding"]),
         .testTarget(name: "DecodingTests", dependencies: ["Decoding"]),
+        .testTarget(name: "OperationDownloaderTests", dependencies: ["OperationDownloader", "Decoding"]),
     ]
 )
