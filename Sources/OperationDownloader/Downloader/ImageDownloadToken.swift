@@ -14,11 +14,14 @@ public final class ImageDownloadToken: @unchecked Sendable {  // immutable after
     public let request: URLRequest?
     let operation: any ImageDownloaderOperationProtocol
     let callerToken: AnyObject
+    /// The downloader's coalescing key (URL plus cache identifier).
+    let coalescingKey: String
     private weak var downloader: ImageDownloader?
     private let cancelled = OnceFlag()
 
     init(url: URL?, request: URLRequest?, operation: any ImageDownloaderOperationProtocol, callerToken: AnyObject,
-         downloader: ImageDownloader) {
+         coalescingKey: String, downloader: ImageDownloader) {
+        self.coalescingKey = coalescingKey
         self.url = url
         self.request = request
         self.operation = operation

@@ -228,7 +228,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
             operations[key] = Entry(operation: operation, cacheOnce: cacheOnce)
             liveOperations += 1
             enqueue(operation, key: key)
-            return (ImageDownloadToken(url: url, request: prepared, operation: operation, callerToken: callerToken, downloader: self), false)
+            return (ImageDownloadToken(url: url, request: prepared, operation: operation, callerToken: callerToken, coalescingKey: key, downloader: self), false)
         }
         if outcome.1 {
             completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
@@ -317,7 +317,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         if wanted.rawValue > entry.operation.queuePriority.rawValue { entry.operation.queuePriority = wanted }
         return ImageDownloadToken(
             url: url, request: entry.operation.request, operation: entry.operation, callerToken: callerToken,
-            downloader: self)
+            coalescingKey: key, downloader: self)
     }
 
     private func addHandlers(
@@ -344,7 +344,6 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         var prepared = request
         prepared.timeoutInterval = Self.sessionTimeout(context.downloadTimeout ?? storedConfiguration.downloadTimeout)
         if !options.contains(.useURLCache) { prepared.cachePolicy = .reloadIgnoringLocalCacheData }
-        prepared.httpShouldHandleCookies = options.contains(.handleCookies)
         let (headers, modifier) = lock.withLock { (self.headers, storedRequestModifier) }
         for (field, value) in headers where prepared.value(forHTTPHeaderField: field) == nil {
             prepared.setValue(value, forHTTPHeaderField: field)
@@ -417,11 +416,9 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         // The operation removes the caller and, if it was the last, closes itself to new callers in one
         // critical section: a concurrent `downloadImage` then creates a fresh operation.
         let wasLast = operation.cancel(token.callerToken)
-        guard wasLast, let url = token.url else { return }
+        guard wasLast else { return }
         lock.withLock {
-            for (key, entry) in operations where entry.operation === operation && key.hasPrefix(url.absoluteString) {
-                operations[key] = nil
-            }
+            if operations[token.coalescingKey]?.operation === operation { operations[token.coalescingKey] = nil }
         }
     }
 }

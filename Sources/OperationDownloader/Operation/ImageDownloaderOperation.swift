@@ -433,8 +433,13 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         if let error {
             let failure: ImageDownloaderError
             if let urlError = error as? URLError {
-                failure = urlError.code == .cancelled && lock.withLock({ cancelRequested })
-                    ? .cancelled : .network(urlError)
+                if urlError.code == .cancelled && lock.withLock({ cancelRequested }) {
+                    failure = .cancelled
+                } else if let unsupported = unsupportedInvalidCertificate(urlError) {
+                    failure = unsupported
+                } else {
+                    failure = .network(urlError)
+                }
             } else {
                 failure = .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))
             }
@@ -459,6 +464,26 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         post(.imageDownloadStop)
         post(.imageDownloadFinish)
         coderQueue.async { [self] in decodeAndFinish(data, progressive: progressive) }
+    }
+
+    /// Linux cannot accept an invalid certificate per request (no server-trust challenge exists there): with
+    /// `.allowInvalidSSLCertificates`, a TLS failure says so instead of looking like an ordinary network error.
+    private func unsupportedInvalidCertificate(_ error: URLError) -> ImageDownloaderError? {
+        #if canImport(FoundationNetworking)
+        guard options.contains(.allowInvalidSSLCertificates), originalRequest.url?.scheme?.lowercased() == "https" else {
+            return nil
+        }
+        let tlsCodes: Set<URLError.Code> = [
+            .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+        ]
+        let message = error.localizedDescription
+        guard tlsCodes.contains(error.code) || message.contains("SSL") || message.contains("certificate") else { return nil }
+        return .unsupportedOnPlatform(
+            "allowInvalidSSLCertificates: URLSession on Linux cannot accept an invalid certificate (\(message))")
+        #else
+        return nil
+        #endif
     }
 
     // MARK: - Decoding
