@@ -121,6 +121,26 @@ import Testing
         let final = try #require(recorder.final?.image)
         let oneShot = try ImageCodersManager.shared.decode(Data(contentsOf: TestCoders.fixtureFile("progressive.jpg")))
         #expect(final.pixels == oneShot.pixels)
+        #expect(!recorder.partials.isEmpty)
+        #expect(recorder.partials.allSatisfy { $0.isIncomplete })
+    }
+
+    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
+    func interlacedPNGFinalEqualsOneShotDecode() async throws {
+        let (downloader, queue) = makeDownloader {
+            $0.codersManager = .shared
+            $0.progressiveDecodingInterval = 0
+        }
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/drip/adam7.png?chunk=4096&delay_ms=20&tag=\(newTag())"), options: .progressiveLoad,
+            completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        let final = try #require(recorder.final?.image)
+        let oneShot = try ImageCodersManager.shared.decode(Data(contentsOf: TestCoders.fixtureFile("adam7.png")))
+        #expect(final.width == 160 && final.height == 120)
+        #expect(final.pixels == oneShot.pixels)
         #expect(recorder.partials.allSatisfy { $0.isIncomplete })
     }
 

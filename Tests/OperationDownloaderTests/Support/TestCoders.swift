@@ -28,6 +28,12 @@ enum TestCoders {
         return ImageCodersManager.shared.coders.contains { $0.canDecode(data) }
     }
 
+    /// Whether a real PNG coder is registered in the shared manager.
+    static var hasRealPNG: Bool {
+        guard let data = try? Data(contentsOf: fixtureFile("adam7.png")) else { return false }
+        return ImageCodersManager.shared.coders.contains { $0.canDecode(data) }
+    }
+
     static func fixtureFile(_ name: String) -> URL {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
