@@ -42,7 +42,13 @@ static void cic_png_on_error(png_structp png, png_const_charp message) {
 }
 
 static void cic_png_on_warning(png_structp png, png_const_charp message) {
-    (void)message;  // warnings are silent: bad ancillary chunks are simply skipped
+    // Warnings are silent (bad ancillary chunks are simply skipped), with one exception: the push
+    // reader reports ANY zlib data error in IDAT while rows are still missing as a benign "ADLER32
+    // checksum mismatch" and then ends the image early. Adler-32 itself is not checked (see
+    // PNG_IGNORE_ADLER32), so this is always damaged image data: fail like the sequential reader.
+    if (message != NULL && strstr(message, "ADLER32") != NULL) {
+        png_error(png, "IDAT: corrupt compressed data");
+    }
     cic_png_decoder *d = (cic_png_decoder *)png_get_error_ptr(png);
     if (++d->warnings > CIC_PNG_MAX_WARNINGS) {
         png_error(png, "too many warnings");
@@ -96,6 +102,9 @@ static void cic_png_on_row(png_structp png, png_bytep new_row, png_uint_32 row, 
 static void cic_png_on_end(png_structp png, png_infop info) {
     (void)info;
     cic_png_decoder *d = (cic_png_decoder *)png_get_progressive_ptr(png);
+    if (!d->progress.interlaced && d->progress.rows_done < d->progress.height) {
+        cic_png_fail(png, d, CIC_PNG_ERROR_CORRUPT, "IDAT: image data ends before the last row");
+    }
     d->progress.finished = 1;
     d->progress.passes_completed = d->progress.interlaced ? 7 : 1;
     d->progress.rows_done = d->progress.height;
