@@ -216,13 +216,15 @@ class AbortResponse(Exception):
 class FixtureHandler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "FixtureServer/1.0"
-    sys_version = ""
     # StreamRequestHandler sets TCP_NODELAY when this is true: without it every keep-alive response
     # waits ~40 ms for the client's delayed ACK (Nagle).
     disable_nagle_algorithm = True
     timeout = SOCKET_TIMEOUT_SECONDS
 
     # ----- plumbing -----
+
+    def version_string(self):
+        return self.server_version
 
     def log_message(self, format, *args):  # noqa: A002 - signature from the base class
         # Silence: the request log is in memory and served by /_log.
@@ -427,13 +429,13 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             return
         self._serve_file(name, loaded, query)
 
-    def _serve_file(self, name, loaded, query):
+    def _serve_file(self, name, loaded, query, extra_headers=()):
         data, etag, mtime = loaded
         if "etag" in query:
             override = query["etag"]
             etag = override if override.startswith('"') or override.startswith("W/") else '"' + override + '"'
         last_modified = email.utils.formatdate(mtime, usegmt=True)
-        cache_headers = [("ETag", etag), ("Last-Modified", last_modified)]
+        cache_headers = [("ETag", etag), ("Last-Modified", last_modified)] + list(extra_headers)
         if "cc" in query:
             cache_headers.append(("Cache-Control", query["cc"]))
         if "setcookie" in query:
@@ -547,7 +549,9 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         loaded = self._file_or_404(name)
         if loaded is None:
             return
-        self._serve_file(name, loaded, query)
+        # After `max` seconds the file is served anyway; the header tells a test which happened.
+        outcome = "released" if event.is_set() else "timeout"
+        self._serve_file(name, loaded, query, [("X-Hold", outcome)])
 
     def _stall(self, query):
         phase = query.get("phase", "headers")
