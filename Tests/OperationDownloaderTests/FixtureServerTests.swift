@@ -104,7 +104,7 @@ import Testing
         #expect(result.status == 200)
         #expect(result.data == original)
         #expect(result.response?.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
-        let logged = try #require(server.requests(tag: tag).first)
+        let logged = try #require(await server.awaitRequests(tag: tag, count: 1, finished: true).first)
         #expect(logged.headers["accept-encoding"]?.contains("gzip") == true)
         #expect((logged.bytesSent ?? 0) > 0)
         #expect((logged.bytesSent ?? Int.max) < original.count)
@@ -134,7 +134,7 @@ import Testing
         _ = await client.fetch(server.url("/images/tiny.png?tag=\(tag)&extra=1"), headers: ["X-Fixture-Probe": "first"])
         _ = await client.fetch(server.url("/status/404?tag=\(otherTag)"))
         _ = await client.fetch(server.url("/images/image.png?tag=\(tag)"), headers: ["X-Fixture-Probe": "second"])
-        let log = server.requests(tag: tag)
+        let log = await server.awaitRequests(tag: tag, count: 2, finished: true)
         #expect(log.map(\.path) == ["/images/tiny.png", "/images/image.png"])
         #expect(log.map(\.status) == [200, 200])
         #expect(log.map { $0.headers["x-fixture-probe"] } == ["first", "second"])
@@ -169,9 +169,9 @@ import Testing
             for _ in 0..<4 {
                 group.addTask { await client.fetch(url) }
             }
-            let allArrived = await eventually { server.stats(tag: tag).count == 4 }
-            #expect(allArrived)
-            #expect(server.requests(tag: tag).allSatisfy { $0.finished == nil })
+            let arrived = await server.awaitRequests(tag: tag, count: 4)
+            #expect(arrived.allSatisfy { $0.finished == nil })
+            #expect(server.stats(tag: tag).inFlight == 4)
             server.release(holdID)
             for try await result in group {
                 #expect(result.status == 200)
@@ -179,9 +179,11 @@ import Testing
                 #expect(result.response?.value(forHTTPHeaderField: "X-Hold") == "released")
             }
         }
+        await server.awaitRequests(tag: tag, count: 4, finished: true)
         let stats = server.stats(tag: tag)
         #expect(stats.count == 4)
         #expect(stats.maxConcurrency == 4)
+        #expect(stats.inFlight == 0)
     }
 
     // MARK: /hold
@@ -191,9 +193,8 @@ import Testing
         let url = server.url("/hold/\(holdID)/image.png?tag=\(tag)&max=20")
         let client = self.client
         let held = Task { await client.fetch(url) }
-        let arrived = await eventually { server.stats(tag: tag).count == 1 }
-        #expect(arrived)
-        #expect(server.requests(tag: tag).first?.finished == nil)
+        let arrived = await server.awaitRequests(tag: tag, count: 1)
+        #expect(arrived.first?.finished == nil)
         server.release(holdID)
         let result = await held.value
         #expect(result.status == 200)
@@ -222,7 +223,7 @@ import Testing
         // 68721 bytes in 8 KB pieces, 25 ms apart: the client sees them as separate deliveries.
         #expect(result.chunkSizes.count >= 3)
         #expect(result.chunkSizes.allSatisfy { $0 <= 8192 * 2 })
-        #expect(server.requests(tag: tag).first?.bytesSent == original.count)
+        #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.bytesSent == original.count)
     }
 
     // MARK: /status
@@ -312,7 +313,7 @@ import Testing
         let result = await client.fetch(server.url("/reset/baseline.jpg?tag=\(tag)&after=1000"))
         #expect(result.error != nil)
         #expect(result.data.count <= 1000)
-        let logged = server.requests(tag: tag).first
+        let logged = await server.awaitRequests(tag: tag, count: 1, finished: true).first
         #expect(logged?.aborted == true)
         #expect(logged?.bytesSent == 1000)
     }
@@ -321,7 +322,7 @@ import Testing
         let result = await client.fetch(server.url("/fin/baseline.jpg?tag=\(tag)&after=1000"))
         #expect(result.error != nil)
         #expect(result.data.count <= 1000)
-        #expect(server.requests(tag: tag).first?.aborted == true)
+        #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.aborted == true)
     }
 
     @Test func stallBeforeHeadersThenCloseIsAnError() async throws {
@@ -344,9 +345,8 @@ import Testing
         // The client gives up after 1 s of silence; the server's 30 s stall must end soon after that.
         let result = await client.fetch(server.url("/stall?tag=\(tag)&phase=headers&seconds=30"), timeout: 1)
         #expect(result.error?.code == .timedOut)
-        let ended = await eventually { server.requests(tag: tag).first?.finished != nil }
-        #expect(ended)
-        #expect(server.requests(tag: tag).first?.aborted == true)
+        let logged = await server.awaitRequests(tag: tag, count: 1, finished: true).first
+        #expect(logged?.aborted == true)
     }
 
     @Test func garbageIsAnError() async throws {
@@ -393,9 +393,8 @@ import Testing
         let count = 64 * 1024 * 1024
         let result = await client.fetch(server.url("/bytes?tag=\(tag)&n=\(count)"), cancelAfterBytes: 256 * 1024)
         #expect(result.data.count >= 256 * 1024)
-        let ended = await eventually { server.requests(tag: tag).first?.finished != nil }
-        #expect(ended)
-        #expect((server.requests(tag: tag).first?.bytesSent ?? Int.max) <= count)
+        let logged = await server.awaitRequests(tag: tag, count: 1, finished: true).first
+        #expect((logged?.bytesSent ?? Int.max) <= count)
         // The server is still healthy.
         let after = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"))
         #expect(after.status == 200)

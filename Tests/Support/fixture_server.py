@@ -44,6 +44,7 @@ MAX_BYTES = 8 * 1024 * 1024 * 1024
 MAX_REDIRECT_HOPS = 1000
 SOCKET_TIMEOUT_SECONDS = 30.0  # idle keep-alive, and a client that stops reading
 MAX_LOG_ENTRIES_PER_TAG = 100_000
+MAX_LOG_ENTRIES_TOTAL = 1_000_000
 MAX_HOLD_IDS = 100_000
 POLL_SECONDS = 0.05  # how often a waiting handler checks whether its client went away
 WRITE_BLOCK = 64 * 1024
@@ -120,12 +121,15 @@ class RequestLog:
         self._entries = {}      # tag -> [entry dict]
         self._in_flight = {}    # tag -> current concurrency
         self._max = {}          # tag -> max concurrency seen
+        self._total = 0
 
     def begin(self, tag, entry):
         with self._lock:
             entries = self._entries.setdefault(tag, [])
-            if len(entries) < MAX_LOG_ENTRIES_PER_TAG:
+            # Bounded memory: past the limits requests are still served and counted, not logged.
+            if len(entries) < MAX_LOG_ENTRIES_PER_TAG and self._total < MAX_LOG_ENTRIES_TOTAL:
                 entries.append(entry)
+                self._total += 1
             current = self._in_flight.get(tag, 0) + 1
             self._in_flight[tag] = current
             if current > self._max.get(tag, 0):
@@ -241,6 +245,11 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
     def send_response(self, code, message=None):
         self._status = code
         super().send_response(code, message)
+
+    def send_header(self, keyword, value):
+        # Header values can come from the query (ct=, cc=, etag=, ...): no CR/LF injection.
+        value = str(value).replace("\r", " ").replace("\n", " ")
+        super().send_header(keyword, value)
 
     def _write(self, data):
         """Writes body bytes (nothing for HEAD); counts them for the log."""
@@ -487,6 +496,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.send_header("ETag", loaded[1])
         self.end_headers()
+        if self.command == "HEAD":
+            return
         # Past the deadline the rest goes out at once, so a drip never takes longer than the bound.
         deadline = time.monotonic() + MAX_DRIP_TOTAL_SECONDS
         offset = 0
@@ -702,6 +713,7 @@ def main():
         print("fixture directory not found: " + args.fixtures, file=sys.stderr, flush=True)
         return 2
 
+    mimetypes.init()  # once, before handler threads use it
     server = FixtureServer((args.host, args.port), FixtureFiles(args.fixtures))
     print("PORT %d" % server.server_address[1], flush=True)
 
