@@ -362,6 +362,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._route(segments, query)
         except AbortResponse:
             aborted = True
+            self.close_connection = True
         except _DISCONNECT_ERRORS:
             aborted = True
             self.close_connection = True

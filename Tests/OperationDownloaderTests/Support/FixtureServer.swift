@@ -216,7 +216,7 @@ final class FixtureServer: Sendable {
         let stdout: Pipe
     }
 
-    /// Paths of the script and the fixture directory, found from this file's location.
+    /// Tests/Support (the script and the fixture directory), found from this file's location.
     static var supportDirectory: URL {
         URL(fileURLWithPath: #filePath)         // Tests/OperationDownloaderTests/Support/FixtureServer.swift
             .deletingLastPathComponent()        // Tests/OperationDownloaderTests/Support
@@ -225,7 +225,13 @@ final class FixtureServer: Sendable {
             .appendingPathComponent("Support")  // Tests/Support
     }
 
+    /// Tests/Support/Fixtures: the files served by `/images/<file>`, `/drip/<file>`, ...
     static var fixturesDirectory: URL { supportDirectory.appendingPathComponent("Fixtures") }
+
+    /// The bytes of a fixture file, to compare with what was downloaded.
+    static func fixtureData(_ name: String) throws -> Data {
+        try Data(contentsOf: fixturesDirectory.appendingPathComponent(name))
+    }
 
     /// Starts `fixture_server.py` with `interpreter` (found on PATH) and waits, bounded, for its port.
     /// Internal so that the self-tests can check failure reporting and shutdown on stdin EOF.
