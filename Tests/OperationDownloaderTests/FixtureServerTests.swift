@@ -97,6 +97,16 @@ import Testing
         #expect(revalidated.status == 304)
     }
 
+    @Test func expiresAndDelayedResponse() async throws {
+        let result = await client.fetch(server.url("/images/tiny.png?tag=\(tag)&expires=-60&delay_ms=100"))
+        #expect(result.status == 200)
+        let expires = try #require(result.response?.value(forHTTPHeaderField: "Expires"))
+        #expect(expires.hasSuffix("GMT"))
+        let logged = try #require(await server.awaitRequests(tag: tag, count: 1, finished: true).first)
+        #expect(logged.query["delay_ms"] == "100")
+        #expect(logged.aborted == false)
+    }
+
     @Test func gzipBodyIsDecodedTransparently() async throws {
         // README.md is text: it compresses well, so the wire size shows that gzip was applied.
         let original = try fixture("README.md")

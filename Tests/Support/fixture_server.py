@@ -39,6 +39,7 @@ DEFAULT_STALL_SECONDS = 10.0
 MAX_DRIP_DELAY_MS = 5000
 MAX_DRIP_TOTAL_SECONDS = 60.0
 MAX_RESET_DELAY_MS = 2000
+MAX_IMAGE_DELAY_MS = 10_000
 DEFAULT_RESET_DELAY_MS = 50
 MAX_BYTES = 8 * 1024 * 1024 * 1024
 MAX_REDIRECT_HOPS = 1000
@@ -437,6 +438,9 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         loaded = self._file_or_404(name)
         if loaded is None:
             return
+        delay = int_param(query, "delay_ms", 0, 0, MAX_IMAGE_DELAY_MS) / 1000.0
+        if delay > 0 and not self._wait(delay):
+            raise AbortResponse()
         self._serve_file(name, loaded, query)
 
     def _serve_file(self, name, loaded, query, extra_headers=()):
@@ -448,6 +452,10 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         cache_headers = [("ETag", etag), ("Last-Modified", last_modified)] + list(extra_headers)
         if "cc" in query:
             cache_headers.append(("Cache-Control", query["cc"]))
+        if "expires" in query:
+            # Seconds from now (negative: already expired).
+            delta = int_param(query, "expires", 0, -10 ** 9, 10 ** 9)
+            cache_headers.append(("Expires", email.utils.formatdate(time.time() + delta, usegmt=True)))
         if "setcookie" in query:
             cache_headers.append(("Set-Cookie", query["setcookie"] + "; Path=/"))
 
