@@ -39,11 +39,13 @@ DEFAULT_STALL_SECONDS = 10.0
 MAX_DRIP_DELAY_MS = 5000
 MAX_DRIP_TOTAL_SECONDS = 60.0
 MAX_RESET_DELAY_MS = 2000
+MAX_IMAGE_DELAY_MS = 10_000
 DEFAULT_RESET_DELAY_MS = 50
 MAX_BYTES = 8 * 1024 * 1024 * 1024
 MAX_REDIRECT_HOPS = 1000
 SOCKET_TIMEOUT_SECONDS = 30.0  # idle keep-alive, and a client that stops reading
 MAX_LOG_ENTRIES_PER_TAG = 100_000
+MAX_LOG_ENTRIES_TOTAL = 1_000_000
 MAX_HOLD_IDS = 100_000
 POLL_SECONDS = 0.05  # how often a waiting handler checks whether its client went away
 WRITE_BLOCK = 64 * 1024
@@ -120,12 +122,15 @@ class RequestLog:
         self._entries = {}      # tag -> [entry dict]
         self._in_flight = {}    # tag -> current concurrency
         self._max = {}          # tag -> max concurrency seen
+        self._total = 0
 
     def begin(self, tag, entry):
         with self._lock:
             entries = self._entries.setdefault(tag, [])
-            if len(entries) < MAX_LOG_ENTRIES_PER_TAG:
+            # Bounded memory: past the limits requests are still served and counted, not logged.
+            if len(entries) < MAX_LOG_ENTRIES_PER_TAG and self._total < MAX_LOG_ENTRIES_TOTAL:
                 entries.append(entry)
+                self._total += 1
             current = self._in_flight.get(tag, 0) + 1
             self._in_flight[tag] = current
             if current > self._max.get(tag, 0):
@@ -216,13 +221,15 @@ class AbortResponse(Exception):
 class FixtureHandler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "FixtureServer/1.0"
-    sys_version = ""
     # StreamRequestHandler sets TCP_NODELAY when this is true: without it every keep-alive response
     # waits ~40 ms for the client's delayed ACK (Nagle).
     disable_nagle_algorithm = True
     timeout = SOCKET_TIMEOUT_SECONDS
 
     # ----- plumbing -----
+
+    def version_string(self):
+        return self.server_version
 
     def log_message(self, format, *args):  # noqa: A002 - signature from the base class
         # Silence: the request log is in memory and served by /_log.
@@ -239,6 +246,11 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
     def send_response(self, code, message=None):
         self._status = code
         super().send_response(code, message)
+
+    def send_header(self, keyword, value):
+        # Header values can come from the query (ct=, cc=, etag=, ...): no CR/LF injection.
+        value = str(value).replace("\r", " ").replace("\n", " ")
+        super().send_header(keyword, value)
 
     def _write(self, data):
         """Writes body bytes (nothing for HEAD); counts them for the log."""
@@ -351,6 +363,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._route(segments, query)
         except AbortResponse:
             aborted = True
+            self.close_connection = True
         except _DISCONNECT_ERRORS:
             aborted = True
             self.close_connection = True
@@ -425,17 +438,24 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         loaded = self._file_or_404(name)
         if loaded is None:
             return
+        delay = int_param(query, "delay_ms", 0, 0, MAX_IMAGE_DELAY_MS) / 1000.0
+        if delay > 0 and not self._wait(delay):
+            raise AbortResponse()
         self._serve_file(name, loaded, query)
 
-    def _serve_file(self, name, loaded, query):
+    def _serve_file(self, name, loaded, query, extra_headers=()):
         data, etag, mtime = loaded
         if "etag" in query:
             override = query["etag"]
             etag = override if override.startswith('"') or override.startswith("W/") else '"' + override + '"'
         last_modified = email.utils.formatdate(mtime, usegmt=True)
-        cache_headers = [("ETag", etag), ("Last-Modified", last_modified)]
+        cache_headers = [("ETag", etag), ("Last-Modified", last_modified)] + list(extra_headers)
         if "cc" in query:
             cache_headers.append(("Cache-Control", query["cc"]))
+        if "expires" in query:
+            # Seconds from now (negative: already expired).
+            delta = int_param(query, "expires", 0, -10 ** 9, 10 ** 9)
+            cache_headers.append(("Expires", email.utils.formatdate(time.time() + delta, usegmt=True)))
         if "setcookie" in query:
             cache_headers.append(("Set-Cookie", query["setcookie"] + "; Path=/"))
 
@@ -485,6 +505,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.send_header("ETag", loaded[1])
         self.end_headers()
+        if self.command == "HEAD":
+            return
         # Past the deadline the rest goes out at once, so a drip never takes longer than the bound.
         deadline = time.monotonic() + MAX_DRIP_TOTAL_SECONDS
         offset = 0
@@ -547,7 +569,9 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         loaded = self._file_or_404(name)
         if loaded is None:
             return
-        self._serve_file(name, loaded, query)
+        # After `max` seconds the file is served anyway; the header tells a test which happened.
+        outcome = "released" if event.is_set() else "timeout"
+        self._serve_file(name, loaded, query, [("X-Hold", outcome)])
 
     def _stall(self, query):
         phase = query.get("phase", "headers")
@@ -698,6 +722,7 @@ def main():
         print("fixture directory not found: " + args.fixtures, file=sys.stderr, flush=True)
         return 2
 
+    mimetypes.init()  # once, before handler threads use it
     server = FixtureServer((args.host, args.port), FixtureFiles(args.fixtures))
     print("PORT %d" % server.server_address[1], flush=True)
 

@@ -42,20 +42,24 @@ final class FixtureHTTPClient: Sendable {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
     }
 
-    /// Fetches `url` with extra headers (and an optional credential for Basic challenges).
-    func fetch(_ url: URL, headers: [String: String] = [:], credential: URLCredential? = nil) async -> FixtureFetchResult {
+    /// Fetches `url` with extra headers.
+    /// - Parameters:
+    ///   - credential: answers a Basic challenge once.
+    ///   - cancelAfterBytes: cancels the task once this many body bytes arrived (a client that goes away).
+    ///   - timeout: the request's idle timeout in whole seconds (Linux truncates fractions).
+    func fetch(
+        _ url: URL, method: String = "GET", headers: [String: String] = [:], credential: URLCredential? = nil,
+        cancelAfterBytes: Int? = nil, timeout: TimeInterval = 10
+    ) async -> FixtureFetchResult {
         var request = URLRequest(url: url)
-        request.timeoutInterval = 10
+        request.httpMethod = method
+        request.timeoutInterval = timeout
         for (field, value) in headers {
             request.setValue(value, forHTTPHeaderField: field)
         }
-        return await fetch(request, credential: credential)
-    }
-
-    func fetch(_ request: URLRequest, credential: URLCredential? = nil) async -> FixtureFetchResult {
-        await withCheckedContinuation { continuation in
+        return await withCheckedContinuation { continuation in
             let task = session.dataTask(with: request)
-            router.register(task.taskIdentifier, credential: credential, continuation: continuation)
+            router.register(task.taskIdentifier, credential: credential, cancelAfterBytes: cancelAfterBytes, continuation: continuation)
             task.resume()
         }
     }
@@ -66,16 +70,21 @@ private final class Router: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private struct Pending {
         var result = FixtureFetchResult()
         let credential: URLCredential?
+        let cancelAfterBytes: Int?
+        var cancelled = false
         let continuation: CheckedContinuation<FixtureFetchResult, Never>
     }
 
     private let lock = NSLock()
     private var pending: [Int: Pending] = [:]
 
-    func register(_ id: Int, credential: URLCredential?, continuation: CheckedContinuation<FixtureFetchResult, Never>) {
+    func register(
+        _ id: Int, credential: URLCredential?, cancelAfterBytes: Int?,
+        continuation: CheckedContinuation<FixtureFetchResult, Never>
+    ) {
         lock.lock()
         defer { lock.unlock() }
-        pending[id] = Pending(credential: credential, continuation: continuation)
+        pending[id] = Pending(credential: credential, cancelAfterBytes: cancelAfterBytes, continuation: continuation)
     }
 
     private func update(_ task: URLSessionTask, _ body: (inout Pending) -> Void) {
@@ -102,9 +111,19 @@ private final class Router: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        var shouldCancel = false
         update(dataTask) { entry in
+            // Data keeps arriving after cancel() on Linux: drop it.
+            guard !entry.cancelled else { return }
             entry.result.data.append(data)
             entry.result.chunkSizes.append(data.count)
+            if let limit = entry.cancelAfterBytes, entry.result.data.count >= limit {
+                entry.cancelled = true
+                shouldCancel = true
+            }
+        }
+        if shouldCancel {
+            dataTask.cancel()
         }
     }
 

@@ -27,8 +27,12 @@ struct LoggedRequest: Decodable, Sendable {
 
 /// Request count and peak concurrency for one tag (`GET /_stats?tag=`).
 struct FixtureStats: Decodable, Sendable {
+    /// Requests seen (in flight or finished).
     let count: Int
+    /// The most requests in flight at once.
     let maxConcurrency: Int
+    /// Requests in flight now.
+    let inFlight: Int?
 }
 
 /// The loopback HTTP fixture server (Tests/Support/fixture_server.py), started once per test process.
@@ -112,7 +116,37 @@ final class FixtureServer: Sendable {
     /// Request count and peak concurrency for `tag`.
     func stats(tag: String, sourceLocation: SourceLocation = #_sourceLocation) -> FixtureStats {
         control("/_stats?tag=\(Self.encoded(tag))", as: FixtureStats.self, sourceLocation: sourceLocation)
-            ?? FixtureStats(count: 0, maxConcurrency: 0)
+            ?? FixtureStats(count: 0, maxConcurrency: 0, inFlight: nil)
+    }
+
+    /// Waits (bounded by `timeout`; polling, not a timing assertion) until at least `count` requests with
+    /// `tag` have arrived, e.g. until a held request reached the server; with `finished`, also until every
+    /// one of them has ended on the server side.
+    ///
+    /// Use `finished: true` before asserting `finished`, `bytesSent` or `aborted`: a client can see the
+    /// last byte of a response a moment before the server's handler records its end.
+    /// Returns the log at that point; records an issue when the condition was not reached.
+    @discardableResult
+    func awaitRequests(
+        tag: String, count: Int, finished: Bool = false, timeout: TimeInterval = 10,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> [LoggedRequest] {
+        func satisfied(_ log: [LoggedRequest]) -> Bool {
+            log.count >= count && (!finished || log.allSatisfy { $0.finished != nil })
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var log = requests(tag: tag, sourceLocation: sourceLocation)
+        while !satisfied(log) && Date() < deadline && startupFailure == nil {
+            try? await Task.sleep(nanoseconds: 20_000_000)
+            log = requests(tag: tag, sourceLocation: sourceLocation)
+        }
+        if !satisfied(log) {
+            let ended = log.filter { $0.finished != nil }.count
+            Issue.record(
+                "FixtureServer: for tag \(tag), \(log.count) of \(count) requests arrived, \(ended) ended",
+                sourceLocation: sourceLocation)
+        }
+        return log
     }
 
     /// Releases `/hold/<holdID>/…` requests now waiting, and lets later ones pass at once.
@@ -182,7 +216,7 @@ final class FixtureServer: Sendable {
         let stdout: Pipe
     }
 
-    /// Paths of the script and the fixture directory, found from this file's location.
+    /// Tests/Support (the script and the fixture directory), found from this file's location.
     static var supportDirectory: URL {
         URL(fileURLWithPath: #filePath)         // Tests/OperationDownloaderTests/Support/FixtureServer.swift
             .deletingLastPathComponent()        // Tests/OperationDownloaderTests/Support
@@ -191,7 +225,13 @@ final class FixtureServer: Sendable {
             .appendingPathComponent("Support")  // Tests/Support
     }
 
+    /// Tests/Support/Fixtures: the files served by `/images/<file>`, `/drip/<file>`, ...
     static var fixturesDirectory: URL { supportDirectory.appendingPathComponent("Fixtures") }
+
+    /// The bytes of a fixture file, to compare with what was downloaded.
+    static func fixtureData(_ name: String) throws -> Data {
+        try Data(contentsOf: fixturesDirectory.appendingPathComponent(name))
+    }
 
     /// Starts `fixture_server.py` with `interpreter` (found on PATH) and waits, bounded, for its port.
     /// Internal so that the self-tests can check failure reporting and shutdown on stdin EOF.
