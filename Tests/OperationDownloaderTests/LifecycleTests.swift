@@ -193,7 +193,7 @@ import Testing
         let tag = newTag()
         let operation = ImageDownloaderOperation(
             request: URLRequest(url: server.url("/images/tiny.png?tag=\(tag)")), session: nil, options: [],
-            context: ImageDownloaderContext(codersManager: TestCoders.manager))
+            context: ImageDownloaderContext(codersManager: TestCoders.hasRealPNG ? .shared : TestCoders.manager))
         let recorder = DownloadRecorder()
         #expect(operation.addHandlers(forProgress: recorder.progress, completed: recorder.completed) != nil)
         let queue = OperationQueue()

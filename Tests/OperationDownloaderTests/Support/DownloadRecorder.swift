@@ -84,7 +84,8 @@ func makeDownloader(
     let queue = DispatchQueue(label: "test.callbacks")
     var configuration = ImageDownloaderConfiguration()
     configuration.callbackQueue = queue
-    configuration.codersManager = TestCoders.manager
+    // The real PNG coder when it is registered; the test double otherwise.
+    configuration.codersManager = TestCoders.hasRealPNG ? .shared : TestCoders.manager
     configuration.downloadTimeout = 20
     adjust(&configuration)
     return (ImageDownloader(configuration: configuration), queue)
