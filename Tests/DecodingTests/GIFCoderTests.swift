@@ -253,6 +253,23 @@ import Testing
         #expect(try Self.decodeInChunks(data, seed: 3) == image)
     }
 
+    /// Found by fuzzing: a frame right of the screen has rows inside it but no columns; disposing it
+    /// (2 = clear, 3 = restore) must touch nothing.
+    @Test func framesRightOfTheScreenDisposeNothing() throws {
+        for disposal: UInt8 in [2, 3] {
+            let first = [UInt8](GIFBuilder.gif(width: 4, height: 2, minCodeSize: 2,
+                                               data: GIFBuilder.lzwEncode([UInt8](repeating: 1, count: 8), minCodeSize: 2)))
+            let body = Array(first.dropLast())  // without the trailer
+            let control: [UInt8] = [0x21, 0xF9, 4, disposal << 2, 0, 0, 0, 0]
+            let outside: [UInt8] = [0x2C, 9, 0, 0, 0, 2, 0, 2, 0, 0, 2] + GIFBuilder.subBlocks(
+                GIFBuilder.lzwEncode([2, 2, 2, 2], minCodeSize: 2)) + [0]
+            let data = Data(body + control + outside + control + outside + [0x3B])
+            let image = try Self.decode(data)
+            #expect(image.frames.count == 3)
+            #expect(image.frames.allSatisfy { $0.pixels == image.pixels }, "disposal \(disposal)")
+        }
+    }
+
     @Test func interlacedRowsLandInPlace() throws {
         let width = 3, height = 11
         let rows = (0..<height).map { y in [UInt8](repeating: UInt8(y), count: width) }
@@ -298,6 +315,14 @@ enum GIFBuilder {
         out += [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), 0, 0, 0]
         out += [0x2C, 0, 0, 0, 0, UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8)]
         out += [interlaced ? 0x40 : 0, UInt8(minCodeSize)]
+        out += subBlocks(data)
+        out += [0, 0x3B]
+        return Data(out)
+    }
+
+    /// `data` cut into sub-blocks of at most 255 bytes, each prefixed with its length (no terminator).
+    static func subBlocks(_ data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
         var offset = 0
         while offset < data.count {
             let n = min(255, data.count - offset)
@@ -305,8 +330,7 @@ enum GIFBuilder {
             out += data[offset..<offset + n]
             offset += n
         }
-        out += [0, 0x3B]
-        return Data(out)
+        return out
     }
 
     /// A plain LZW encoder (clear code first, end code last) that stops adding codes at 4096 without clearing.

@@ -367,6 +367,8 @@ final class GIFStreamDecoder {
     private func copyRect(of frame: GIFFrameState) -> [UInt32] {
         let w = frame.writer
         var saved: [UInt32] = []
+        // A frame entirely right of the screen has rows inside it but no columns: nothing to save.
+        guard w.clipWidth > 0 else { return saved }
         saved.reserveCapacity(w.clipWidth * (w.clipY1 - w.clipY0))
         for fy in w.clipY0..<w.clipY1 {
             let start = (frame.y + fy) * width + frame.x + w.clipX0
@@ -377,6 +379,7 @@ final class GIFStreamDecoder {
 
     private func pasteRect(_ saved: [UInt32], of frame: GIFFrameState) {
         let w = frame.writer
+        guard w.clipWidth > 0 else { return }
         var offset = 0
         for fy in w.clipY0..<w.clipY1 {
             let start = (frame.y + fy) * width + frame.x + w.clipX0
@@ -388,6 +391,7 @@ final class GIFStreamDecoder {
 
     private func fillRect(of frame: GIFFrameState, with value: UInt32) {
         let w = frame.writer
+        guard w.clipWidth > 0 else { return }
         for fy in w.clipY0..<w.clipY1 {
             let start = (frame.y + fy) * width + frame.x + w.clipX0
             for i in start..<(start + w.clipWidth) { canvas[i] = value }
