@@ -22,27 +22,25 @@ struct BMPHeader {
     init(_ b: ByteReader, at offset: Int, options: ImageDecodingOptions, heightDivisor: Int = 1) throws {
         guard let size = b.u32(offset) else { throw ImageDecodingError.truncated }
         headerSize = Int(size)
-        let rawWidth: Int, rawHeight: Int, planes: Int, bits: Int, compressionValue: Int, colorsUsed: Int
+        // The plane count is ignored, as browsers and Pillow do.
+        let rawWidth: Int, rawHeight: Int, bits: Int, compressionValue: Int, colorsUsed: Int
         if headerSize == 12 {
-            guard let w = b.u16(offset + 4), let h = b.u16(offset + 6), let p = b.u16(offset + 8),
+            guard let w = b.u16(offset + 4), let h = b.u16(offset + 6),
                   let c = b.u16(offset + 10) else { throw ImageDecodingError.truncated }
-            (rawWidth, rawHeight, planes, bits, compressionValue, colorsUsed) = (w, h, p, c, 0, 0)
+            (rawWidth, rawHeight, bits, compressionValue, colorsUsed) = (w, h, c, 0, 0)
         } else if [16, 40, 52, 56, 64, 108, 124].contains(headerSize) {
-            guard let w = b.i32(offset + 4), let h = b.i32(offset + 8), let p = b.u16(offset + 12),
+            guard let w = b.i32(offset + 4), let h = b.i32(offset + 8),
                   let c = b.u16(offset + 14) else { throw ImageDecodingError.truncated }
             let comp = headerSize >= 20 ? b.u32(offset + 16) : 0
             let used = headerSize >= 36 ? b.u32(offset + 32) : 0
             guard let comp, let used else { throw ImageDecodingError.truncated }
-            (rawWidth, rawHeight, planes, bits) = (w, h, p, c)
+            (rawWidth, rawHeight, bits) = (w, h, c)
             compressionValue = Int(comp)
             colorsUsed = Int(used)
         } else {
             throw ImageDecodingError.corrupt("BMP header size \(headerSize) is unknown")
         }
         guard rawWidth >= 0 else { throw ImageDecodingError.corrupt("BMP width is negative") }
-        guard planes == 1 || headerSize == 12 || planes == 0 else {
-            throw ImageDecodingError.corrupt("BMP has \(planes) planes")
-        }
         guard [1, 4, 8, 16, 24, 32].contains(bits) else {
             throw ImageDecodingError.corrupt("BMP bit depth \(bits) is unsupported")
         }
@@ -106,8 +104,8 @@ struct BMPHeader {
         }
     }
 
-    /// Each mask must be one run of set bits, masks must not overlap, and at most 8 bits wide...
-    /// and, for 32-bit images, whole bytes: the layouts Pillow (the corpus reference) accepts. A 32-bit file
+    /// Each mask must be one run of set bits, at most 8 bits wide, not overlapping the others and, for
+    /// 32-bit images, a whole byte: the layouts Pillow (the corpus reference) accepts. A 32-bit file
     /// with other masks (bmpsuite's rgb32bf) is reported as unsupported, as expected.json documents.
     private static func validate(masks m: (UInt32, UInt32, UInt32, UInt32), bits: Int) throws {
         let all = [m.0, m.1, m.2, m.3]

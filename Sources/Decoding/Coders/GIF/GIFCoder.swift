@@ -5,6 +5,11 @@ import Foundation
 ///
 /// `loopCount` is the NETSCAPE2.0 value as written (0 = forever); a GIF without that block plays once (1).
 /// Frame durations follow the browser rule: under 20 ms means 100 ms.
+///
+/// Limits: the logical screen, and each frame's extent (offset + size), must fit `maximumPixelCount`; the
+/// frames held for one animation may total at most `maximumPixelCount` canvas pixels, later frames are
+/// dropped and the image is marked `isIncomplete`. A file cut short keeps the frames decoded so far, the
+/// last one possibly partial (`isIncomplete`).
 public struct GIFCoder: ProgressiveImageCoder {
     public init() {}
 
