@@ -25,11 +25,13 @@ import os
 import select
 import socket
 import socketserver
+import ssl
 import struct
 import sys
 import threading
 import time
 import urllib.parse
+import zlib
 
 # Bounds. Every sleep or wait in this file is limited by one of these.
 MAX_HOLD_SECONDS = 120.0
@@ -42,6 +44,7 @@ MAX_RESET_DELAY_MS = 2000
 MAX_IMAGE_DELAY_MS = 10_000
 DEFAULT_RESET_DELAY_MS = 50
 MAX_BYTES = 8 * 1024 * 1024 * 1024
+MAX_BOMB_BYTES = 8 * 1024 * 1024 * 1024
 MAX_REDIRECT_HOPS = 1000
 SOCKET_TIMEOUT_SECONDS = 30.0  # idle keep-alive, and a client that stops reading
 MAX_LOG_ENTRIES_PER_TAG = 100_000
@@ -235,7 +238,19 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         # Silence: the request log is in memory and served by /_log.
         pass
 
+    def setup(self):
+        super().setup()
+        if isinstance(self.connection, ssl.SSLSocket):
+            try:
+                self.connection.do_handshake()
+            except (OSError, ValueError):
+                # The client refused our certificate (or went away): nothing to serve.
+                self.close_connection = True
+                self._handshake_failed = True
+
     def handle(self):
+        if getattr(self, "_handshake_failed", False):
+            return
         try:
             super().handle()
         except _DISCONNECT_ERRORS:
@@ -400,6 +415,14 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._simple(200, b"", "image/png")
         elif head == "garbage" and not rest:
             self._garbage()
+        elif head == "chunked-error" and not rest:
+            self._chunked_error(query)
+        elif head == "gzip-bomb" and not rest:
+            self._gzip_bomb(query)
+        elif head == "loop" and not rest:
+            self._loop(query)
+        elif head == "auth-loop" and len(rest) == 1:
+            self._auth_loop(rest[0], query)
         elif head == "cookies" and rest == ["set"]:
             self._cookie_set(query)
         elif head == "cookies" and rest == ["echo"]:
@@ -643,6 +666,70 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"\x00\x01\x02 this is not HTTP \xff\xfe\r\n\r\ngarbage")
         self._break_connection(rst=False)
 
+    def _chunked_error(self, query):
+        """A chunked body that breaks the framing after `after` good bytes (default 1000):
+        kind=size (a chunk-size line that is not hex), kind=short (a chunk announced longer than the bytes
+        sent, then FIN), kind=eof (no terminating zero-size chunk, then FIN)."""
+        kind = query.get("kind", "size")
+        after = int_param(query, "after", 1000, 0, 1024 * 1024)
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", query.get("ct", "image/png"))
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        block = _PATTERN[:after]
+        if block:
+            self.wfile.write(b"%x\r\n" % len(block) + block + b"\r\n")
+            self._bytes_sent += len(block)
+        if kind == "short":
+            self.wfile.write(b"%x\r\n" % 100000 + _PATTERN[:100])
+            self._bytes_sent += 100
+        elif kind == "eof":
+            pass
+        else:
+            self.wfile.write(b"zz-not-hex\r\n" + _PATTERN[:100] + b"\r\n0\r\n\r\n")
+        self.wfile.flush()
+        self._break_connection(rst=False)
+
+    def _gzip_bomb(self, query):
+        """`n` zero bytes (default 1 GiB, at most 8 GiB) gzip-compressed on the fly (about 1000:1) and sent
+        chunked with Content-Encoding: gzip. The server never holds more than one compressed block."""
+        count = int_param(query, "n", 1024 * 1024 * 1024, 0, MAX_BOMB_BYTES)
+        self.send_response(200)
+        self.send_header("Content-Type", query.get("ct", "image/png"))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: gzip container
+        zeros = bytes(WRITE_BLOCK * 16)
+        remaining = count
+        while remaining > 0:
+            size = min(len(zeros), remaining)
+            remaining -= size
+            piece = compressor.compress(zeros[:size])
+            if piece:
+                self.wfile.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+                self._bytes_sent += len(piece)
+        tail = compressor.flush()
+        if tail:
+            self.wfile.write(b"%x\r\n" % len(tail) + tail + b"\r\n")
+            self._bytes_sent += len(tail)
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _loop(self, query):
+        """A redirect to itself, forever (the client must give up)."""
+        location = "/loop?" + urllib.parse.urlencode(query)
+        self._simple(302, "redirecting to " + location, headers=[("Location", location)])
+
+    def _auth_loop(self, name, query):
+        """401 with a Basic challenge whatever the Authorization header says: a credential never helps."""
+        self._simple(401, "unauthorized", headers=[("WWW-Authenticate", 'Basic realm="loop"')])
+
     def _cookie_set(self, query):
         name = query.get("name", "fixture")
         value = query.get("value", "1")
@@ -682,12 +769,18 @@ class FixtureServer(http.server.ThreadingHTTPServer):
         self.request_log = RequestLog()
         self.holds = HoldRegistry()
 
+    tls_context = None
+
     def get_request(self):
         sock, address = super().get_request()
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:
             pass
+        if self.tls_context is not None:
+            # The handshake happens in the handler thread (FixtureHandler.setup), so a client that rejects
+            # the certificate never blocks the accept loop.
+            sock = self.tls_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
         return sock, address
 
     def handle_error(self, request, client_address):
@@ -716,6 +809,8 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="0 lets the OS choose")
     parser.add_argument("--max-seconds", type=float, default=1800.0, help="exit after this long in any case")
     parser.add_argument("--ignore-stdin", action="store_true", help="do not exit on stdin EOF (manual runs)")
+    parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (with --tls-key)")
+    parser.add_argument("--tls-key", help="the PEM private key for --tls-cert")
     args = parser.parse_args()
 
     if not os.path.isdir(args.fixtures):
@@ -724,6 +819,13 @@ def main():
 
     mimetypes.init()  # once, before handler threads use it
     server = FixtureServer((args.host, args.port), FixtureFiles(args.fixtures))
+    if args.tls_cert or args.tls_key:
+        if not (args.tls_cert and args.tls_key):
+            print("--tls-cert and --tls-key go together", file=sys.stderr, flush=True)
+            return 2
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.tls_context = context
     print("PORT %d" % server.server_address[1], flush=True)
 
     if not args.ignore_stdin:

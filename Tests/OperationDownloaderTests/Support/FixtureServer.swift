@@ -234,8 +234,9 @@ final class FixtureServer: Sendable {
     }
 
     /// Starts `fixture_server.py` with `interpreter` (found on PATH) and waits, bounded, for its port.
-    /// Internal so that the self-tests can check failure reporting and shutdown on stdin EOF.
-    static func launch(interpreter: String = "python3") -> Result<Launched, LaunchFailure> {
+    /// Internal so that the self-tests can check failure reporting and shutdown on stdin EOF, and so that
+    /// tests can start a second server with `extraArguments` (e.g. `--tls-cert`/`--tls-key` for HTTPS).
+    static func launch(interpreter: String = "python3", extraArguments: [String] = []) -> Result<Launched, LaunchFailure> {
         let script = supportDirectory.appendingPathComponent("fixture_server.py")
         guard FileManager.default.fileExists(atPath: script.path) else {
             return .failure(LaunchFailure(message: "script not found at \(script.path)"))
@@ -243,7 +244,7 @@ final class FixtureServer: Sendable {
         let process = Process()
         // /usr/bin/env finds python3 on PATH; when it is missing, env exits 127 and stdout closes at once.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [interpreter, script.path, "--fixtures", fixturesDirectory.path]
+        process.arguments = [interpreter, script.path, "--fixtures", fixturesDirectory.path] + extraArguments
         let stdinPipe = Pipe()
         let stdoutPipe = Pipe()
         process.standardInput = stdinPipe
