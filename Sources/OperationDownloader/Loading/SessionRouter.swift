@@ -118,7 +118,9 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         guard let operation = operation(for: task) else {
-            completionHandler(nil)
+            // No owner: its operation finished and has cancelled (or is cancelling) the task. Calling the
+            // completion handler after a cancel traps in corelibs Foundation, so cancel and drop it.
+            task.cancel()
             return
         }
         #if canImport(FoundationNetworking)

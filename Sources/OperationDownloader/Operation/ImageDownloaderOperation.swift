@@ -43,6 +43,14 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     private var awaitingAuthRetry = false
     private var authAttempts = 0
     private var stopPosted = false
+    /// Our redirect handler is deciding: `task.cancel()` waits until its completion handler was called.
+    /// corelibs Foundation traps ("Received callback for HTTP redirection, but we're not waiting for it")
+    /// when a redirect completion handler runs after the task was cancelled, so the two are serialized.
+    private var redirectPending = false
+    /// A cancel requested while `redirectPending`: issued right after the redirect completion handler.
+    private var deferredCancel: URLSessionDataTask?
+    /// `task.cancel()` was issued: a redirect completion handler must never be called after this.
+    private var taskCancelIssued = false
     private var progressive: ProgressiveDecoding?
     private var timeoutTimer: (any DispatchSourceTimer)?
     private var backgroundTask: (provider: any BackgroundTaskProvider, id: Int)?
@@ -230,15 +238,32 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             return Taken(task: task, postStop: postStop)
         }
         guard let taken else { return }
-        if cancelTask { taken.task?.cancel() }
+        let deferred = cancelTask ? cancelSafely(taken.task) : false
         if taken.postStop { post(.imageDownloadStop) }
         if let error {
             answerAll(error: error)
         } else {
             for record in callbacks.closeAndTakeAll() { record.deliverFinal(image: image, data: data, error: nil) }
         }
-        releaseResources(cancelSession: cancelTask)
+        // With a cancel deferred behind a redirect decision, the owned session must not cancel the task either.
+        releaseResources(cancelSession: cancelTask && !deferred)
         setFinished()
+    }
+
+    /// Cancels `task` now, or right after the redirect completion handler when one is being decided
+    /// (see `redirectPending`). Returns true when the cancel was deferred.
+    private func cancelSafely(_ task: URLSessionDataTask?) -> Bool {
+        guard let task else { return false }
+        let deferNow: Bool = lock.withLock {
+            if redirectPending {
+                deferredCancel = task
+                return true
+            }
+            taskCancelIssued = true
+            return false
+        }
+        if !deferNow { task.cancel() }
+        return deferNow
     }
 
     private func answerAll(error: any Error) {
@@ -555,6 +580,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         let credential: URLCredential? = lock.withLock {
             guard challenge.previousFailureCount == 0, let storedCredential,
                   challenge.protectionSpace.host == originalRequest.url?.host else { return nil }
+            #if canImport(FoundationNetworking)
+            // corelibs Foundation answers a credential given after a redirect by restarting the ORIGINAL
+            // request, which redirects again: 21 requests, then -1007. Report the 401 instead.
+            guard measured.redirectCount == 0 else { return nil }
+            #endif
             authAttempts += 1
             return storedCredential
         }
@@ -586,14 +616,38 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let count: Int = lock.withLock {
+        // After `task.cancel()` the completion handler must not run (corelibs traps); the cancel ends the task.
+        let count: Int? = lock.withLock {
+            guard !taskCancelIssued else { return nil }
+            redirectPending = true
             measured.redirectCount += 1
             return measured.redirectCount
         }
+        guard let count else { return }
+        let decision = redirectDecision(for: request, count: count)
+        completionHandler(decision)
+        let deferred: URLSessionDataTask? = lock.withLock {
+            redirectPending = false
+            let taken = deferredCancel
+            deferredCancel = nil
+            if taken != nil { taskCancelIssued = true }
+            return taken
+        }
+        // Queued after the completion handler's own work on the task's queue, so corelibs sees them in order.
+        deferred?.cancel()
+    }
+
+    /// The request to follow, or nil (after finishing the operation with an error) when the redirect is refused:
+    /// too many hops, or a scheme other than http(s) (never a local file, FTP, data: ...).
+    private func redirectDecision(for request: URLRequest, count: Int) -> URLRequest? {
         if count > Self.maximumRedirects {
             finish(error: ImageDownloaderError.network(URLError(.httpTooManyRedirects)), cancelTask: true)
-            completionHandler(nil)
-            return
+            return nil
+        }
+        let scheme = request.url?.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", request.url?.host?.isEmpty == false else {
+            finish(error: ImageDownloaderError.network(URLError(.unsupportedURL)), cancelTask: true)
+            return nil
         }
         var redirected = request
         let crossesOrigin = !sameOrigin(request.url, originalRequest.url)
@@ -605,7 +659,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             redirected.setValue(value, forHTTPHeaderField: field)
         }
         if crossesOrigin { redirected.setValue(nil, forHTTPHeaderField: "Authorization") }
-        completionHandler(redirected)
+        return redirected
     }
 }
 

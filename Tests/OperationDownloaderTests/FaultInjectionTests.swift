@@ -1,0 +1,179 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Decoding
+import OperationDownloader
+import Testing
+
+/// Faults injected by the fixture server (Tests/Support/README.md). For each one: a typed error within the
+/// configured timeout, memory bounded by `maximumResponseSize`, exactly one final callback, and the same
+/// downloader still downloads the next request.
+///
+/// Serialized: several faults stream hundreds of megabytes over loopback, and in parallel they would starve
+/// the rest of the test process of CPU.
+@Suite(.serialized) struct FaultInjectionTests {
+    let server = FixtureServer.shared
+
+    /// The total timeout used by the stalling faults (seconds).
+    static let timeout: TimeInterval = 2
+    /// The response size limit used by the endless/huge/bomb faults.
+    static let limit = 4 * 1024 * 1024
+
+    /// One fault: a path on the fixture server, the `ImageDownloaderError.caseName` it must produce (a
+    /// prefix: "network" accepts any URLError), and the maximum number of requests the server may see.
+    struct Fault: Sendable, CustomTestStringConvertible {
+        let name: String
+        let path: String
+        let expected: String
+        var maximumRequests = 1
+        var credential = false
+
+        var testDescription: String { name }
+    }
+
+    /// `OD_FAULT=<part of a name>` runs only the matching faults (for investigating one).
+    static let faults: [Fault] = {
+        guard let only = ProcessInfo.processInfo.environment["OD_FAULT"] else { return allFaults }
+        return allFaults.filter { $0.name.contains(only) }
+    }()
+
+    static let allFaults: [Fault] = [
+        Fault(name: "stall before headers", path: "/stall?phase=headers&seconds=30", expected: "network-1001"),
+        Fault(name: "stall mid-body", path: "/stall?phase=body&seconds=30&file=baseline.jpg", expected: "network-1001"),
+        Fault(name: "RST mid-body", path: "/reset/baseline.jpg?after=20000", expected: "network-1005"),
+        Fault(name: "FIN mid-body", path: "/fin/baseline.jpg?after=20000", expected: "network-1"),
+        Fault(name: "Content-Length longer than the body", path: "/bytes?n=1000&lie=5000&ct=image/png", expected: "network-1"),
+        // libcurl silently drops bytes past Content-Length: the short body then fails to decode.
+        Fault(name: "Content-Length shorter than the body", path: "/bytes?n=5000&lie=1000&ct=image/png", expected: "badImageData"),
+        Fault(name: "chunk size not hex", path: "/chunked-error?kind=size", expected: "network"),
+        Fault(name: "chunk shorter than announced", path: "/chunked-error?kind=short", expected: "network"),
+        Fault(name: "chunked body without last chunk", path: "/chunked-error?kind=eof", expected: "network"),
+        Fault(name: "endless chunked body", path: "/bytes?n=8589934592&chunked=1&ct=image/png", expected: "responseTooLarge"),
+        Fault(name: "1 GB body (Content-Length)", path: "/bytes?n=1073741824&ct=image/png", expected: "responseTooLarge"),
+        Fault(name: "1 GB body (chunked)", path: "/bytes?n=1073741824&chunked=1&ct=image/png", expected: "responseTooLarge"),
+        Fault(name: "redirect loop", path: "/loop", expected: "network-1007", maximumRequests: 22),
+        Fault(name: "401 loop with a credential", path: "/auth-loop/tiny.png", expected: "status401", maximumRequests: 2, credential: true),
+        Fault(name: "401 without a credential", path: "/auth-loop/tiny.png", expected: "status401"),
+        Fault(name: "slow drip 1 byte per 100 ms", path: "/drip/image.png?chunk=1&delay_ms=100", expected: "network-1001"),
+        Fault(name: "garbage instead of HTTP", path: "/garbage", expected: "network-1002"),
+        Fault(name: "gzip bomb (1 GiB of zeros)", path: "/gzip-bomb?n=1073741824", expected: "responseTooLarge"),
+    ]
+
+    /// The limits apply to the faulty request only (through its context): the follow-up request on the same
+    /// downloader keeps the default generous timeout, so a loaded machine cannot fail it.
+    static let faultContext = ImageDownloaderContext(maximumResponseSize: limit, downloadTimeout: timeout)
+
+    static func configure(_ configuration: inout ImageDownloaderConfiguration, credential: Bool) {
+        if credential {
+            configuration.username = "user"
+            configuration.password = "secret"
+        }
+    }
+
+    @Test(arguments: faults)
+    func faultGivesATypedErrorAndTheDownloaderRecovers(_ fault: Fault) async throws {
+        let (downloader, queue) = makeDownloader { Self.configure(&$0, credential: fault.credential) }
+        let tag = newTag()
+        let separator = fault.path.contains("?") ? "&" : "?"
+        let recorder = DownloadRecorder()
+        let token = downloader.downloadImage(
+            server.url(fault.path + separator + "tag=\(tag)"), context: Self.faultContext,
+            progress: recorder.progress, completed: recorder.completed)
+        #expect(token != nil)
+        // Generous bound: the timeout plus room for a loaded machine; a hang fails here instead of never ending.
+        await recorder.waitForCompletion(timeout: Self.timeout + 30)
+        await drain(queue)
+
+        let error = recorder.downloaderError
+        #expect(error?.caseName.hasPrefix(fault.expected) == true, "\(fault.name): got \(String(describing: recorder.error))")
+        #expect(recorder.final?.image == nil)
+        // Memory stayed bounded: the operation never held more than the limit.
+        let largest = recorder.progressList.map(\.0).max() ?? 0
+        #expect(largest <= Self.limit, "\(fault.name): \(largest) bytes reported")
+
+        // The same downloader still works.
+        let next = DownloadRecorder()
+        downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)&next=1"), completed: next.completed)
+        await next.waitForCompletion()
+        #expect(next.final?.image?.width == 1, "\(fault.name): next download got \(String(describing: next.error))")
+        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+
+        // Exactly once: nothing more arrives later (a late duplicate would be queued by now).
+        try await Task.sleep(nanoseconds: 100_000_000)
+        await drain(queue)
+        #expect(recorder.finals.count == 1, "\(fault.name): \(recorder.finals.count) final calls")
+        #expect(recorder.events.last == "final")
+        let faultRequests = server.requests(tag: tag).filter { $0.query["next"] == nil }
+        #expect(faultRequests.count >= 1 && faultRequests.count <= fault.maximumRequests,
+                "\(fault.name): \(faultRequests.count) requests")
+    }
+
+    /// Every fault at once on ONE downloader (coalesced callers included), then normal downloads.
+    @Test func allFaultsAtOnceOnOneDownloader() async throws {
+        let (downloader, queue) = makeDownloader {
+            Self.configure(&$0, credential: false)
+            $0.maxConcurrentDownloads = 8
+        }
+        let tag = newTag()
+        var recorders: [(Fault, DownloadRecorder)] = []
+        for fault in Self.faults where !fault.credential {
+            let separator = fault.path.contains("?") ? "&" : "?"
+            let url = server.url(fault.path + separator + "tag=\(tag)")
+            // Two callers per URL: they share one operation and both get the error once.
+            for options in [ImageDownloaderOptions(), .progressiveLoad] {
+                let recorder = DownloadRecorder()
+                downloader.downloadImage(url, options: options, context: Self.faultContext,
+                                         progress: recorder.progress, completed: recorder.completed)
+                recorders.append((fault, recorder))
+            }
+        }
+        for (_, recorder) in recorders { await recorder.waitForCompletion(timeout: Self.timeout + 60) }
+        await drain(queue)
+        for (fault, recorder) in recorders {
+            #expect(recorder.downloaderError?.caseName.hasPrefix(fault.expected) == true,
+                    "\(fault.name): got \(String(describing: recorder.error))")
+        }
+        let followUps = (0..<10).map { index in
+            let recorder = DownloadRecorder()
+            downloader.downloadImage(server.url("/images/image.png?tag=\(tag)&after=\(index)"), completed: recorder.completed)
+            return recorder
+        }
+        for recorder in followUps { await recorder.waitForCompletion() }
+        #expect(followUps.allSatisfy { $0.final?.image != nil })
+        try await Task.sleep(nanoseconds: 100_000_000)
+        await drain(queue)
+        #expect((recorders.map(\.1) + followUps).allSatisfy { $0.finals.count == 1 })
+        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+    }
+
+    /// Regression: cancelling (token, timeout, cancel-all) while a redirect decision is pending used to trap
+    /// inside corelibs Foundation ("Received callback for HTTP redirection, but we're not waiting for it").
+    @Test func cancellingDuringRedirectsNeverTraps() async throws {
+        let (downloader, queue) = makeDownloader { $0.maxConcurrentDownloads = 12 }
+        let tag = newTag()
+        let count = 300
+        let recorders = (0..<count).map { _ in DownloadRecorder() }
+        let tokens = Locked<[ImageDownloadToken?]>(Array(repeating: nil, count: count))
+        for index in 0..<count {
+            let context = ImageDownloaderContext(downloadTimeout: index % 10 == 0 ? 1 : nil)
+            let token = downloader.downloadImage(
+                server.url("/loop?tag=\(tag)&k=\(index)"), context: context, completed: recorders[index].completed)
+            tokens.withLock { $0[index] = token }
+        }
+        // Cancel from other threads at staggered moments, so some land while a redirect is being decided.
+        DispatchQueue.concurrentPerform(iterations: 4) { lane in
+            for index in stride(from: lane, to: count, by: 4) where index % 10 != 0 {
+                usleep(UInt32((index * 7919) % 3000))
+                tokens.withLock { $0[index] }?.cancel()
+            }
+        }
+        for recorder in recorders { await recorder.waitForCompletion(timeout: 60) }
+        await drain(queue)
+        #expect(recorders.allSatisfy { $0.finals.count == 1 })
+        #expect(recorders.allSatisfy { $0.final?.error != nil })
+        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        let next = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)&next=1"))
+        #expect(next.image?.width == 1)
+    }
+}
