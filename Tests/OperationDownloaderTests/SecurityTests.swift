@@ -1,0 +1,283 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Decoding
+import OperationDownloader
+import Testing
+
+/// Security properties: TLS fails closed, credentials stay with their host, decompression bombs are refused
+/// before their pixels are allocated, and only http(s) and data: URLs are ever requested.
+@Suite struct SecurityTests {
+    let server = FixtureServer.shared
+
+    static let hasOpenSSL: Bool = {
+        ["/usr/bin/openssl", "/bin/openssl", "/usr/local/bin/openssl"].contains { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    private static func encoded(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
+    }
+
+    // MARK: - TLS
+
+    /// A self-signed certificate is rejected (Linux has no per-request trust override): a typed network
+    /// error, never an image; with `.allowInvalidSSLCertificates` the failure says the platform cannot do it.
+    @Test(.enabled(if: hasOpenSSL, "needs openssl to make a self-signed certificate"))
+    func selfSignedServerIsRejected() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cert = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        openssl.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                             "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        try #require(openssl.terminationStatus == 0, "openssl req failed")
+
+        let launched = try FixtureServer.launch(extraArguments: ["--tls-cert", cert, "--tls-key", key]).get()
+        defer {
+            // Closing its stdin makes the server exit.
+            try? launched.stdin.fileHandleForWriting.close()
+            launched.process.waitUntilExit()
+        }
+        let (downloader, queue) = makeDownloader { $0.downloadTimeout = 10 }
+        let url = try #require(URL(string: "https://127.0.0.1:\(launched.port)/images/tiny.png?tag=\(newTag())"))
+
+        let plain = DownloadRecorder()
+        downloader.downloadImage(url, progress: plain.progress, completed: plain.completed)
+        await plain.waitForCompletion()
+        let allowing = DownloadRecorder()
+        downloader.downloadImage(url, options: .allowInvalidSSLCertificates, context: ImageDownloaderContext(cacheIdentifier: "allow"),
+                                 completed: allowing.completed)
+        await allowing.waitForCompletion()
+        await drain(queue)
+
+        #expect(plain.finals.count == 1)
+        #expect(plain.final?.image == nil && plain.final?.data == nil)
+        #expect(plain.downloaderError?.caseName.hasPrefix("network") == true, "got \(String(describing: plain.error))")
+        #expect(plain.progressList.allSatisfy { $0.0 == 0 }, "no body byte may arrive over an untrusted connection")
+        #expect(allowing.final?.image == nil)
+        #if canImport(FoundationNetworking)
+        #expect(allowing.downloaderError?.caseName == "unsupportedOnPlatform", "got \(String(describing: allowing.error))")
+        #endif
+
+        // The downloader is unaffected.
+        let next = DownloadRecorder()
+        downloader.downloadImage(server.url("/images/tiny.png?tag=\(newTag())"), completed: next.completed)
+        await next.waitForCompletion()
+        #expect(next.final?.image?.width == 1)
+    }
+
+    // MARK: - Credentials across redirects
+
+    /// The configured credential answers a challenge from the original host only.
+    @Test func credentialIsNotSentToAnotherHostAfterRedirect() async throws {
+        let (downloader, _) = makeDownloader {
+            $0.username = "user"
+            $0.password = "secret"
+        }
+        let tag = newTag()
+        let target = server.localhostURL("/basic-auth/user/secret/tiny.png?tag=\(tag)&final=1").absoluteString
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/redirect/0?tag=\(tag)&to=\(Self.encoded(target))"), completed: recorder.completed)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "status401", "got \(String(describing: recorder.error))")
+        let logged = await server.awaitRequests(tag: tag, count: 2, finished: true)
+        #expect(logged.filter { $0.query["final"] == "1" }.allSatisfy { $0.headers["authorization"] == nil })
+
+        // Same host, no redirect: the credential is used.
+        let direct = try await downloader.image(for: server.url("/basic-auth/user/secret/tiny.png?tag=\(tag)&direct=1"))
+        #expect(direct.image?.width == 1)
+    }
+
+    /// Same host after a redirect: Apple platforms answer the challenge; corelibs Foundation would restart
+    /// the original request and loop until -1007, so on Linux the downloader reports the 401 at once.
+    @Test func credentialAfterSameHostRedirect() async throws {
+        let (downloader, _) = makeDownloader {
+            $0.username = "user"
+            $0.password = "secret"
+        }
+        let tag = newTag()
+        let sameHost = server.url("/basic-auth/user/secret/tiny.png?tag=\(tag)&same=1").absoluteString
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/redirect/1?tag=\(tag)&to=\(Self.encoded(sameHost))"), completed: recorder.completed)
+        await recorder.waitForCompletion()
+        #if canImport(FoundationNetworking)
+        #expect(recorder.downloaderError?.caseName == "status401", "got \(String(describing: recorder.error))")
+        let logged = await server.awaitRequests(tag: tag, count: 3, finished: true)
+        #expect(logged.count == 3, "\(logged.map(\.path))")
+        #else
+        #expect(recorder.final?.image?.width == 1)
+        #endif
+    }
+
+    /// Credentials written into the URL (`http://user:password@host/`) stay with that host too.
+    @Test func urlUserInfoIsNotSentToAnotherHostAfterRedirect() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let target = server.localhostURL("/images/tiny.png?tag=\(tag)&final=1").absoluteString
+        let start = server.url("/redirect/0?tag=\(tag)&to=\(Self.encoded(target))").absoluteString
+            .replacingOccurrences(of: "http://127.0.0.1", with: "http://user:secret@127.0.0.1")
+        _ = try? await downloader.image(for: try #require(URL(string: start)))
+        let logged = await server.awaitRequests(tag: tag, count: 2, finished: true)
+        let final = logged.filter { $0.query["final"] == "1" }
+        #expect(final.count == 1)
+        #expect(final.allSatisfy { $0.headers["authorization"] == nil }, "sent: \(final.map { $0.headers["authorization"] ?? "-" })")
+    }
+
+    /// An Authorization header from the request itself or from a request modifier is dropped on a
+    /// cross-host redirect (the downloader's own header is covered by ModifierAndRedirectTests).
+    @Test func requestAndModifierAuthorizationAreDroppedAcrossHosts() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let target = server.localhostURL("/images/tiny.png?tag=\(tag)&final=1").absoluteString
+        var request = URLRequest(url: server.url("/redirect/1?tag=\(tag)&to=\(Self.encoded(target))"))
+        request.setValue("Bearer request-token", forHTTPHeaderField: "Authorization")
+        _ = try await downloader.image(for: try #require(request.url), context: ImageDownloaderContext(
+            requestModifier: ImageDownloaderRequestModifierBlock { request in
+                var request = request
+                request.setValue("Bearer modifier-token", forHTTPHeaderField: "Authorization")
+                return request
+            }))
+        let logged = await server.awaitRequests(tag: tag, count: 3, finished: true)
+        #expect(logged.count == 3)
+        #expect(logged.filter { $0.query["final"] == nil }.allSatisfy { $0.headers["authorization"] == "Bearer modifier-token" })
+        #expect(logged.filter { $0.query["final"] == "1" }.allSatisfy { $0.headers["authorization"] == nil })
+    }
+
+    // MARK: - Schemes
+
+    /// Only http, https and data: URLs are requested; everything else fails synchronously with `.invalidURL`.
+    @Test func nonHTTPSchemesAreNeverRequested() async throws {
+        let (downloader, _) = makeDownloader()
+        let refused = [
+            "file:///etc/passwd", "ftp://127.0.0.1/tiny.png", "gopher://127.0.0.1:70/", "javascript:alert(1)",
+            "unix:///var/run/docker.sock", "custom-scheme://host/x.png", "http:///no-host.png", "//127.0.0.1/x.png",
+            "ws://127.0.0.1:\(server.port)/images/tiny.png", "dict://127.0.0.1:11211/stat",
+        ]
+        for string in refused {
+            let recorder = DownloadRecorder()
+            let url = URL(string: string)
+            let token = downloader.downloadImage(url, completed: recorder.completed)
+            #expect(token == nil, "\(string)")
+            #expect(recorder.finals.count == 1, "\(string): answered synchronously")
+            #expect(recorder.downloaderError?.caseName == "invalidURL", "\(string): \(String(describing: recorder.error))")
+            if let url {
+                let viaRequest = DownloadRecorder()
+                #expect(downloader.downloadImage(with: URLRequest(url: url), completed: viaRequest.completed) == nil)
+                #expect(viaRequest.downloaderError?.caseName == "invalidURL")
+            }
+        }
+    }
+
+    /// data: URLs are allowed (SDWebImage decodes them too): decoded like any body, with the same limits.
+    @Test func dataURLsAreDecodedWithTheSameLimits() async throws {
+        let png = try FixtureServer.fixtureData("tiny.png")
+        let (downloader, _) = makeDownloader()
+        let url = try #require(URL(string: "data:image/png;base64," + png.base64EncodedString()))
+        let result = try await downloader.image(for: url)
+        #expect(result.image?.width == 1)
+
+        let (limited, _) = makeDownloader { $0.maximumResponseSize = 16 }
+        let recorder = DownloadRecorder()
+        limited.downloadImage(url, completed: recorder.completed)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "responseTooLarge", "got \(String(describing: recorder.error))")
+    }
+
+    /// A redirect to a non-http(s) scheme is never followed. corelibs Foundation resolves a Location without
+    /// a host (`file:///etc/hostname`, `data:...`) as a path on the redirecting server, which then answers 404;
+    /// one with a host (`ftp://host/...`) reaches the downloader, which refuses it.
+    @Test(arguments: [
+        ("file:///etc/hostname", "status404"), ("data:image/png;base64,iVBORw0KGgo=", "status404"),
+        ("ftp://127.0.0.1/tiny.png", "network\(URLError.Code.unsupportedURL.rawValue)"),
+        ("gopher://127.0.0.1:70/x", "network\(URLError.Code.unsupportedURL.rawValue)"),
+    ])
+    func redirectToAnotherSchemeIsRefused(_ location: String, _ expected: String) async throws {
+        let (downloader, queue) = makeDownloader()
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/redirect/0?tag=\(tag)&to=\(Self.encoded(location))"), completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        #expect(recorder.finals.count == 1)
+        #expect(recorder.final?.data == nil)
+        #expect(recorder.downloaderError?.caseName == expected, "\(location): got \(String(describing: recorder.error))")
+        let logged = await server.awaitRequests(tag: tag, count: 1, finished: true)
+        #expect(logged.allSatisfy { $0.path.hasPrefix("/redirect/") || $0.status == 404 })
+    }
+
+    // MARK: - Decompression bombs
+
+    /// A PNG whose header claims 30000 x 30000 (3.6 GB of RGBA) fails at the header, without the allocation.
+    @Test func pixelBombIsRejectedBeforeAllocation() async throws {
+        let bomb = SecurityFixtures.pngHeader(width: 30_000, height: 30_000)
+        let (downloader, _) = makeDownloader()
+        let url = try #require(URL(string: "data:image/png;base64," + bomb.base64EncodedString()))
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(url, completed: recorder.completed)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "badImageData", "got \(String(describing: recorder.error))")
+        if case .badImageData(let message)? = recorder.downloaderError {
+            #expect(message.contains("pixel limit"), "\(message)")
+        }
+    }
+
+    /// `maximumPixelCount` is honoured for every download (here 160 x 120 > 10,000 pixels).
+    @Test func configuredPixelLimitIsHonoured() async throws {
+        let (downloader, _) = makeDownloader { $0.maximumPixelCount = 10_000 }
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/images/image.png?tag=\(newTag())"), options: .progressiveLoad, completed: recorder.completed)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "badImageData", "got \(String(describing: recorder.error))")
+        #expect(recorder.partials.isEmpty)
+    }
+}
+
+/// Hostile inputs built in code.
+enum SecurityFixtures {
+    /// A PNG signature, an IHDR chunk claiming `width` x `height` 8-bit gray, an empty IDAT and IEND.
+    static func pngHeader(width: UInt32, height: UInt32) -> Data {
+        var data = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        func chunk(_ type: String, _ body: [UInt8]) {
+            let typeBytes = Array(type.utf8)
+            data.append(contentsOf: bigEndian(UInt32(body.count)))
+            data.append(contentsOf: typeBytes)
+            data.append(contentsOf: body)
+            data.append(contentsOf: bigEndian(crc32(typeBytes + body)))
+        }
+        chunk("IHDR", bigEndian(width) + bigEndian(height) + [8, 0, 0, 0, 0])
+        chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])
+        chunk("IEND", [])
+        return data
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc & 1) != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return crc ^ 0xFFFF_FFFF
+    }
+}
+
+/// The process's resident set size, from /proc (0 where /proc is missing).
+enum ProcessMemory {
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
