@@ -6,7 +6,8 @@ import Decoding
 import OperationDownloader
 import Testing
 
-/// Hundreds of mixed downloads and cancels: every completed handler runs exactly once with finished == true.
+/// Mixed downloads, cancels, suspends, cancel-alls and invalidations: every completed handler runs exactly
+/// once with finished == true.
 @Suite struct StressTests {
     let server = FixtureServer.shared
 
@@ -61,5 +62,123 @@ import Testing
         await drain(queue)
         #expect(batch.allSatisfy { $0.finals.count == 1 && $0.downloaderError?.caseName == "cancelled" })
         #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+    }
+
+    /// Thousands of mixed calls from many threads at once against four downloaders (FIFO, LIFO, one
+    /// invalidated with cancellation midway, one invalidated letting work finish): downloads of shared
+    /// (coalesced) and distinct URLs, token cancels, suspend/resume, cancel-all, header changes.
+    /// Every caller is answered exactly once; the surviving downloaders keep working; the invalidated ones
+    /// refuse new work. `OD_STRESS_SCALE` multiplies the call count (default 1: 8 threads x 320 calls).
+    @Test func mixedCallsFromManyThreads() async throws {
+        let scale = max(1, Int(ProcessInfo.processInfo.environment["OD_STRESS_SCALE"] ?? "") ?? 1)
+        let threads = 8
+        let callsPerThread = 320 * scale
+        let downloaders: [(ImageDownloader, DispatchQueue)] = [
+            makeDownloader { $0.maxConcurrentDownloads = 6 },
+            makeDownloader { $0.maxConcurrentDownloads = 4; $0.executionOrder = .lifo},
+            makeDownloader { $0.maxConcurrentDownloads = 3 },
+            makeDownloader { $0.maxConcurrentDownloads = 3; $0.imageCache = nil },
+        ]
+        let tag = newTag()
+        let paths = [
+            "/images/tiny.png", "/images/image.png", "/images/adam7.png", "/status/404", "/images/corrupt.jpg",
+            "/drip/image.png?chunk=8192&delay_ms=2", "/reset/image.png?after=1000", "/empty",
+        ]
+        let recorders = Locked<[DownloadRecorder]>([])
+        let calls = Locked<[String: Int]>([:])
+        let baseURL = server.url("/")
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var random = SplitMix(seed: UInt64(thread) &* 0x9E37_79B9 &+ 1)
+            var tokens: [ImageDownloadToken] = []
+            var local: [String: Int] = [:]
+            for call in 0..<callsPerThread {
+                let (downloader, _) = downloaders[Int(random.next() % UInt64(downloaders.count))]
+                if thread == 0, call == callsPerThread / 2 {
+                    downloaders[2].0.invalidate(cancelPendingOperations: true)
+                    local["invalidate", default: 0] += 1
+                    continue
+                }
+                if thread == 1, call == callsPerThread * 2 / 3 {
+                    downloaders[3].0.invalidate(cancelPendingOperations: false)
+                    local["invalidate", default: 0] += 1
+                    continue
+                }
+                switch random.next() % 100 {
+                case 0..<62:
+                    let path = paths[Int(random.next() % UInt64(paths.count))]
+                    let separator = path.contains("?") ? "&" : "?"
+                    // A quarter of the URLs are shared between threads (coalescing), the rest distinct.
+                    let key = random.next() % 4 == 0 ? "s\(random.next() % 6)" : "t\(thread)-\(call)"
+                    let url = URL(string: baseURL.absoluteString + path.dropFirst() + separator + "tag=\(tag)&k=\(key)")
+                    let options: ImageDownloaderOptions = random.next() % 3 == 0 ? [.progressiveLoad] : []
+                    let recorder = DownloadRecorder()
+                    recorders.withLock { $0.append(recorder) }
+                    if let token = downloader.downloadImage(url, options: options, progress: recorder.progress, completed: recorder.completed) {
+                        tokens.append(token)
+                    }
+                    local["download", default: 0] += 1
+                case 62..<82:
+                    if !tokens.isEmpty {
+                        tokens[Int(random.next() % UInt64(tokens.count))].cancel()
+                    }
+                    local["cancel", default: 0] += 1
+                case 82..<88:
+                    downloader.isSuspended = true
+                    downloader.isSuspended = false
+                    local["suspend", default: 0] += 1
+                case 88..<90:
+                    downloader.cancelAllDownloads()
+                    local["cancelAll", default: 0] += 1
+                case 90..<95:
+                    downloader.setValue("v\(call)", forHTTPHeaderField: "X-Stress")
+                    _ = downloader.value(forHTTPHeaderField: "X-Stress")
+                    local["header", default: 0] += 1
+                default:
+                    _ = downloader.currentDownloadCount
+                    local["count", default: 0] += 1
+                }
+            }
+            calls.withLock { totals in for (key, value) in local { totals[key, default: 0] += value } }
+        }
+        for (downloader, _) in downloaders { downloader.isSuspended = false }
+        let all = recorders.current
+        for recorder in all { await recorder.waitForCompletion(timeout: 120) }
+        for (_, queue) in downloaders { await drain(queue) }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        for (_, queue) in downloaders { await drain(queue) }
+
+        let finals = all.map { $0.finals.count }
+        #expect(finals.allSatisfy { $0 == 1 }, "final calls per caller: \(Dictionary(grouping: finals, by: { $0 }).mapValues(\.count))")
+        #expect(all.allSatisfy { $0.events.last == "final" })
+        let total = calls.current.values.reduce(0, +)
+        #expect(total == threads * callsPerThread)
+        #expect(all.contains { $0.final?.image != nil })
+        #expect(all.contains { $0.downloaderError?.caseName == "cancelled" })
+
+        for (downloader, _) in downloaders.prefix(2) {
+            #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+            let result = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)&after=1"))
+            #expect(result.image?.width == 1)
+        }
+        for (downloader, _) in downloaders.suffix(2) {
+            #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+            let refused = DownloadRecorder()
+            downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)&refused=1"), completed: refused.completed)
+            await refused.waitForCompletion()
+            #expect(refused.downloaderError?.caseName == "invalidDownloadOperation")
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failing stress run can be replayed.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

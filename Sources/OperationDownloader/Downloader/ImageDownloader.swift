@@ -61,6 +61,12 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     private var operations: [String: Entry] = [:]
     private var liveOperations = 0
     private var invalidated = false
+    /// Set by `invalidate`: how to end the session once the last operation has finished.
+    private var pendingSessionInvalidation: SessionInvalidation?
+
+    private enum SessionInvalidation {
+        case cancelTasks, finishTasks
+    }
 
     /// Creates a downloader with its own session and queue; `configuration` is copied.
     public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration()) {
@@ -89,12 +95,17 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     }
 
     deinit {
-        let wasInvalidated: Bool = lock.withLock { invalidated }
-        guard !wasInvalidated else { return }
+        // Not invalidated: cancel everything. Invalidated with operations still running: end the session as
+        // `invalidate` asked once they finish (their completion blocks no longer reach this object).
+        let how: SessionInvalidation? = lock.withLock { invalidated ? pendingSessionInvalidation : .cancelTasks }
+        guard let how else { return }
         let session = self.session
-        queue.cancelAllOperations()
+        if how == .cancelTasks { queue.cancelAllOperations() }
         queue.isSuspended = false
-        queue.addBarrierBlock { session.invalidateAndCancel() }
+        // Nobody can reach this queue any more, so nothing can cancel this barrier.
+        queue.addBarrierBlock {
+            if how == .cancelTasks { session.invalidateAndCancel() } else { session.finishTasksAndInvalidate() }
+        }
     }
 
     /// Each downloader gets its own serial queue on Linux, so one slow handler does not hold up other downloaders.
@@ -252,14 +263,34 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
             return true
         }
         guard first else { return }
-        let session = self.session
         if cancelPendingOperations {
             queue.cancelAllOperations()
             // Cancelled operations finish as soon as they are started, so let them.
             queue.isSuspended = false
-            queue.addBarrierBlock { session.invalidateAndCancel() }
-        } else {
-            queue.addBarrierBlock { session.finishTasksAndInvalidate() }
+        }
+        // No barrier block here: a later `cancelAllDownloads()` would cancel it, and corelibs then neither runs
+        // it (the session would never be invalidated) nor unlinks it from the operations it waited for (they
+        // keep an unretained reference to it and crash when they finish). The last operation to finish
+        // invalidates the session instead.
+        let invalidateNow: Bool = lock.withLock {
+            pendingSessionInvalidation = cancelPendingOperations ? .cancelTasks : .finishTasks
+            return liveOperations == 0
+        }
+        if invalidateNow { invalidateSessionOnce() }
+    }
+
+    /// Invalidates the session as `invalidate` asked, once, after the last operation has finished (so no
+    /// task is ever created on an invalidated session, which is a fatal error on Linux).
+    private func invalidateSessionOnce() {
+        let how: SessionInvalidation? = lock.withLock {
+            let how = pendingSessionInvalidation
+            pendingSessionInvalidation = nil
+            return how
+        }
+        switch how {
+        case .cancelTasks: session.invalidateAndCancel()
+        case .finishTasks: session.finishTasksAndInvalidate()
+        case nil: break
         }
     }
 
@@ -391,7 +422,13 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
             }
         }
         operation.completionBlock = { [weak self, weak operation] in
-            guard let self, let operation else { return }
+            // The queue keeps the operation alive while this block runs.
+            guard let operation else { return }
+            // corelibs Foundation: a dependency keeps an UNRETAINED back-reference to each dependent and
+            // walks them when it finishes. A LIFO dependent that was cancelled finishes first and is freed,
+            // so the later walk touched freed memory (crash in Operation.observeValue). Unlink it now.
+            for dependency in operation.dependencies { operation.removeDependency(dependency) }
+            guard let self else { return }
             self.operationFinished(operation, key: key)
         }
         if storedConfiguration.executionOrder == .lifo {
@@ -404,10 +441,12 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
 
     private func operationFinished(_ operation: any ImageDownloaderOperationProtocol, key: String) {
         router.unregister(operation)
-        lock.withLock {
+        let drained: Bool = lock.withLock {
             if operations[key]?.operation === operation { operations[key] = nil }
             liveOperations -= 1
+            return invalidated && liveOperations == 0
         }
+        if drained { invalidateSessionOnce() }
     }
 
     /// Cancels one caller (called by its token).
