@@ -50,6 +50,7 @@ import Testing
         #expect(done.success?.image.width == 160)
         #expect(done.success?.data?.count == 55916)
         #expect(done.success?.url == url)
+        #expect(done.success?.response?.statusCode == 200)
         #expect(target.activeImageURL == nil)
     }
 

@@ -1,5 +1,8 @@
 import Foundation
 import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What `ImageTarget.setImage` delivers when the image was shown.
 public struct ImageTargetResult: Sendable {
@@ -19,11 +22,14 @@ public struct ImageTargetResult: Sendable {
     public let url: URL?
     /// Memory cache or network.
     public let source: Source
+    /// The HTTP response; `nil` for memory-cache hits and `data:` URLs.
+    public let response: HTTPURLResponse?
 
-    public init(image: DecodedImage, data: Data?, url: URL?, source: Source) {
+    public init(image: DecodedImage, data: Data?, url: URL?, source: Source, response: HTTPURLResponse? = nil) {
         self.image = image
         self.data = data
         self.url = url
         self.source = source
+        self.response = response
     }
 }

@@ -218,6 +218,7 @@ final class ImageTargetState: @unchecked Sendable {  // `lock` guards `active` a
             lock.unlock()
             return
         }
+        let token = request.token
         if active === request {
             active = nil
             request.token = nil
@@ -225,14 +226,16 @@ final class ImageTargetState: @unchecked Sendable {  // `lock` guards `active` a
         }
         let released = target == nil
         lock.unlock()
-        deliver(request, image: image, data: data, error: error, source: .network)
+        deliver(
+            request, image: image, data: data, error: error, source: .network,
+            response: token?.response as? HTTPURLResponse)
         if released { ImageTargetRegistry.shared.forget(self) }
     }
 
     /// Answers every caller of `request` once, without the lock.
     private func deliver(
         _ request: ImageTargetRequest, image: DecodedImage?, data: Data?, error: (any Error)?,
-        source: ImageTargetResult.Source
+        source: ImageTargetResult.Source, response: HTTPURLResponse? = nil
     ) {
         lock.lock()
         let callers = request.callers
@@ -246,7 +249,8 @@ final class ImageTargetState: @unchecked Sendable {  // `lock` guards `active` a
         } else if let error {
             result = .failure(error)
         } else if let image {
-            result = .success(ImageTargetResult(image: image, data: data, url: request.url, source: source))
+            result = .success(
+                ImageTargetResult(image: image, data: data, url: request.url, source: source, response: response))
         } else {
             result = .failure(ImageDownloaderError.badImageData("the download produced no image"))
         }
