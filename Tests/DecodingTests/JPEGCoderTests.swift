@@ -280,21 +280,25 @@ struct JPEGCoderTests {
         return Data(b)
     }
 
-    @Test("random entropy data: warnings are capped, the result is typed", .enabled(if: Corpus.isAvailable))
+    @Test("more than 1000 corrupt-data warnings is an error", .enabled(if: Corpus.isAvailable))
     func warningCap() throws {
-        var data = try Corpus.data("generated/photo_444.jpg")
-        let sos = try #require(JPEGMarkers.segments(in: data).first { $0.marker == 0xDA })
-        var random = SplitMix64(seed: 42)
-        for i in sos.end..<(data.count - 2) { data[i] = UInt8(random.next() % 255) }  // never 0xFF: no markers
-        do {
-            let image = try coder.decode(data, options: .init())
-            #expect(image.width == 640)
-        } catch let error as ImageDecodingError {
-            guard case .corrupt = error else {
-                Issue.record("expected .corrupt, got \(error)")
-                return
-            }
+        let data = try Corpus.data("generated/photo_444.jpg")
+        // Each comment segment preceded by a stray byte costs one "extraneous bytes" warning.
+        func withJunkSegments(_ count: Int) -> Data {
+            var junk = Data()
+            for _ in 0..<count { junk.append(contentsOf: [0x00, 0xFF, 0xFE, 0x00, 0x02]) }
+            return data.prefix(2) + junk + data.dropFirst(2)
         }
+        let tolerated = try coder.decode(withJunkSegments(900), options: .init())
+        #expect(SHA256.hex(tolerated.pixels) == Corpus.expected["generated/photo_444.jpg"]?.sha256_rgba)
+        let error = try #require(throws: ImageDecodingError.self) {
+            try coder.decode(withJunkSegments(1100), options: .init())
+        }
+        guard case .corrupt(let why) = error else {
+            Issue.record("expected .corrupt, got \(error)")
+            return
+        }
+        #expect(why.hasPrefix("more than 1000 corrupt-data warnings"), "\(why)")
     }
 
     // MARK: Scaling
