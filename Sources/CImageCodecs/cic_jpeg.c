@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
+#include <sys/mman.h>
 #include <jpeglib.h>
 #include <jerror.h>
 #include "cic_jpeg.h"
@@ -454,6 +455,21 @@ const char *cic_jpeg_decoder_error(const cic_jpeg_decoder *d) {
 const uint8_t *cic_jpeg_decoder_exif(const cic_jpeg_decoder *d, size_t *length) {
     *length = d->exif ? d->exif_length : 0;
     return d->exif;
+}
+
+void cic_jpeg_advise_output(uint8_t *pixels, size_t length) {
+#ifdef MADV_HUGEPAGE
+    // A fresh multi-megabyte buffer costs one page fault per 4 KB page on first write (a 12 MP image:
+    // ~12,000 faults, a third of libjpeg's own decode time). Transparent huge pages cut that 500-fold
+    // where the system allows them on request; elsewhere this is a no-op.
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t start = ((uintptr_t)pixels + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)pixels + length) & ~(huge - 1);
+    if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+    (void)pixels;
+    (void)length;
+#endif
 }
 
 // MARK: - Encoder

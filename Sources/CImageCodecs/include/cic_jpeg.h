@@ -73,6 +73,9 @@ cic_jpeg_status cic_jpeg_decoder_decode(cic_jpeg_decoder *decoder, uint8_t *pixe
 /// the last pass. OK when a pass was written, SUSPENDED when there was nothing new to show.
 cic_jpeg_status cic_jpeg_decoder_render_preview(cic_jpeg_decoder *decoder, uint8_t *pixels);
 
+/// Hints the kernel to back a large, not yet written output buffer with huge pages (fewer page faults).
+void cic_jpeg_advise_output(uint8_t *pixels, size_t length);
+
 cic_jpeg_progress cic_jpeg_decoder_progress(const cic_jpeg_decoder *decoder);
 cic_jpeg_failure cic_jpeg_decoder_failure(const cic_jpeg_decoder *decoder);
 /// libjpeg's message for the failure (or ""). Valid until the decoder is destroyed.

@@ -1,3 +1,4 @@
+import CImageCodecs
 import Foundation
 
 /// JPEG through the system's libjpeg-turbo: baseline, progressive, arithmetic-coded, restart markers, every
@@ -30,7 +31,9 @@ public struct JPEGCoder: ProgressiveImageCoder {
             let count = size.width * size.height * 4
             // Written in place by libjpeg: no zero-fill, no copy.
             let pixels = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-                guard let base = buffer.baseAddress, try jpeg.decode(into: base),
+                guard let base = buffer.baseAddress else { throw ImageDecodingError.zeroPixels }
+                cic_jpeg_advise_output(base, count)
+                guard try jpeg.decode(into: base),
                       jpeg.progress.rows_decoded == Int32(size.height) else {
                     throw ImageDecodingError.truncated
                 }

@@ -1,3 +1,4 @@
+import CImageCodecs
 import Foundation
 
 /// Decodes a JPEG while its bytes arrive, over a suspending libjpeg source: each `append` copies only the
@@ -81,7 +82,13 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         if header.isArithmetic && !isFinal { return }
         if !started {
             try jpeg.start()
-            pixels = [UInt8](repeating: 0, count: width * height * 4)
+            let count = width * height * 4
+            pixels = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                guard let base = buffer.baseAddress else { return }
+                cic_jpeg_advise_output(base, count)  // before the zero fill touches the pages
+                base.initialize(repeating: 0, count: count)
+                initialized = count
+            }
             started = true
         }
         let finished = try pixels.withUnsafeMutableBufferPointer { buffer -> Bool in
