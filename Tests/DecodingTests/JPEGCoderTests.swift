@@ -158,6 +158,26 @@ struct JPEGCoderTests {
         #expect(previews.count >= 2 && previews.count <= 10, "one pass per completed scan at most (10 scans)")
     }
 
+    @Test("byte-by-byte feed with a preview after every byte equals one-shot", .enabled(if: Corpus.isAvailable),
+          arguments: ["generated/photo_progressive.jpg", "sdwebimage/MonochromeTestImage.jpg", "pillow/truncated_jpeg.jpg"])
+    func byteByByte(_ path: String) throws {
+        // Previews then also land right after a scan's last byte, before the next scan's header has
+        // arrived: ending that output pass suspends and must be completed on a later append.
+        let data = try Corpus.data(path)
+        let decoder = coder.makeIncrementalDecoder(options: .init())
+        var previews = 0
+        for i in data.indices {
+            try decoder.append(data.subdata(in: i..<(i + 1)), isFinal: false)
+            if decoder.currentImage() != nil { previews += 1 }
+        }
+        try decoder.append(Data(), isFinal: true)
+        let final = try #require(decoder.currentImage())
+        let oneShot = try coder.decode(data, options: .init())
+        #expect(final.pixels == oneShot.pixels)
+        #expect(final.isIncomplete == oneShot.isIncomplete)
+        #expect(previews > 0)
+    }
+
     @Test("99-scan file: passes render only on demand, result exact", .enabled(if: Corpus.isAvailable))
     func manyScans() throws {
         let data = try Corpus.data("generated/photo_many_scans.jpg")
