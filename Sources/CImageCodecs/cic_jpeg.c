@@ -92,7 +92,7 @@ static void cic_emit_message(j_common_ptr cinfo, int msg_level) {
     if (cinfo->err->num_warnings > err->warning_limit) {
         char last[JMSG_LENGTH_MAX];
         (*cinfo->err->format_message)(cinfo, last);
-        snprintf(err->message, sizeof err->message, "more than %ld corrupt-data warnings (last: %s)",
+        snprintf(err->message, sizeof err->message, "more than %ld corrupt-data warnings (last: %.120s)",
                  err->warning_limit, last);
         cinfo->err->msg_code = 0;
         longjmp(err->jump, 1);
@@ -209,17 +209,9 @@ static cic_jpeg_status cic_finish(cic_jpeg_decoder *d) {
 
 // MARK: - Decoder API
 
-cic_jpeg_decoder *cic_jpeg_decoder_create(uint64_t max_pixels) {
-    cic_jpeg_decoder *d = calloc(1, sizeof *d);
-    if (!d) return NULL;
-    cic_error_init(&d->err, CIC_JPEG_MAX_WARNINGS);
-    d->cinfo.err = &d->err.pub;
-    d->max_pixels = max_pixels;
-    if (setjmp(d->err.jump)) {
-        jpeg_destroy_decompress(&d->cinfo);
-        free(d);
-        return NULL;
-    }
+// libjpeg setup under its own setjmp (jpeg_CreateDecompress can fail when out of memory).
+static int cic_decoder_init(cic_jpeg_decoder *d) {
+    if (setjmp(d->err.jump)) return 0;
     jpeg_CreateDecompress(&d->cinfo, JPEG_LIB_VERSION, sizeof(struct jpeg_decompress_struct));
     d->created = 1;
     d->src.init_source = cic_src_init;
@@ -233,10 +225,25 @@ cic_jpeg_decoder *cic_jpeg_decoder_create(uint64_t max_pixels) {
     jpeg_save_markers(&d->cinfo, JPEG_APP0 + 1, 0xFFFF);
     // Caps libjpeg's big buffers (the progressive coefficient store): 8 bytes per allowed pixel covers
     // four full-resolution components of 16-bit coefficients; anything beyond that fails cleanly.
+    uint64_t max_pixels = d->max_pixels;
     uint64_t limit = max_pixels > (uint64_t)(1) << 40 ? (uint64_t)(1) << 43 : max_pixels * 8;
     limit += 64u << 20;
     if (limit > (uint64_t)(long)(~0UL >> 1)) limit = (uint64_t)(long)(~0UL >> 1);
     d->cinfo.mem->max_memory_to_use = (long)limit;
+    return 1;
+}
+
+cic_jpeg_decoder *cic_jpeg_decoder_create(uint64_t max_pixels) {
+    cic_jpeg_decoder *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    cic_error_init(&d->err, CIC_JPEG_MAX_WARNINGS);
+    d->cinfo.err = &d->err.pub;
+    d->max_pixels = max_pixels;
+    if (!cic_decoder_init(d)) {
+        jpeg_destroy_decompress(&d->cinfo);
+        free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -328,11 +335,10 @@ cic_jpeg_status cic_jpeg_decoder_configure(cic_jpeg_decoder *d, int scale_denom,
     if (d->phase == PHASE_FAILED) return CIC_JPEG_ERROR;
     if (d->phase != PHASE_READY && d->phase != PHASE_CONFIGURED)
         return cic_fail(d, CIC_JPEG_FAIL_CORRUPT, "configure called out of order");
-    if (scale_denom != 1 && scale_denom != 2 && scale_denom != 4 && scale_denom != 8) scale_denom = 1;
-    if (setjmp(d->err.jump)) return cic_fail_after_longjmp(d);
     j_decompress_ptr cinfo = &d->cinfo;
     cinfo->scale_num = 1;
-    cinfo->scale_denom = (unsigned int)scale_denom;
+    cinfo->scale_denom = scale_denom == 2 || scale_denom == 4 || scale_denom == 8 ? (unsigned int)scale_denom : 1;
+    if (setjmp(d->err.jump)) return cic_fail_after_longjmp(d);
     // The corpus hashes are exact for exactly this configuration.
     cinfo->dct_method = JDCT_ISLOW;
     cinfo->do_fancy_upsampling = TRUE;
