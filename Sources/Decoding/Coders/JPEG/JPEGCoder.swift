@@ -12,12 +12,15 @@ import Foundation
 ///   `isIncomplete`; a file that ends before any row of pixels throws `.truncated`.
 /// - Incremental decoding shows rows as they arrive (baseline) or one pass per completed scan (progressive).
 public struct JPEGCoder: ProgressiveImageCoder {
+    /// A stateless coder; one instance can serve every thread.
     public init() {}
 
+    /// True for data starting with a JPEG SOI marker (FF D8 FF).
     public func canDecode(_ data: Data) -> Bool {
         ImageFormat(sniffing: data) == .jpeg
     }
 
+    /// Decodes every byte of `data`; the pixel limit is enforced right after the frame header.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
         let jpeg = try JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
         return try data.withUnsafeBytes { bytes in
@@ -45,14 +48,17 @@ public struct JPEGCoder: ProgressiveImageCoder {
         }
     }
 
+    /// Every JPEG can be decoded incrementally (arithmetic-coded ones are buffered until the end).
     public func canIncrementallyDecode(_ data: Data) -> Bool {
         canDecode(data)
     }
 
+    /// A decoder that continues where it stopped on each `append`; see `JPEGIncrementalDecoder`.
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> any IncrementalImageDecoder {
         JPEGIncrementalDecoder(options: options)
     }
 
+    /// JPEG only.
     public func canEncode(_ format: ImageFormat) -> Bool {
         format == .jpeg
     }
