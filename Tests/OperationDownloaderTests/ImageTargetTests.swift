@@ -407,6 +407,50 @@ import Testing
         ImageTargetRegistry.shared.sweepReleasedTargets()
         #expect(weakState.value == nil)
     }
+
+    @Test func manyShortLivedTargetsLeaveNoStateAndNoDownloads() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let count = 300
+        let recorders = (0..<count).map { _ in TargetCompletionRecorder() }
+        var states: [WeakReference<ImageTargetState>] = []
+        for (index, recorder) in recorders.enumerated() {
+            let target = RecordingImageTarget()  // released at the end of this iteration
+            target.setImage(
+                with: server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)"), downloader: downloader,
+                completed: recorder.completed)
+            states.append(WeakReference(ImageTargetRegistry.shared.existingState(for: target)))
+        }
+        // Never released at the server: every download ends because its target is gone (next progress event,
+        // or the sweep as the table grows), with `.cancelled`.
+        for recorder in recorders { await recorder.wait() }
+        #expect(recorders.allSatisfy { $0.count == 1 && $0.wasCancelled })
+        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        ImageTargetRegistry.shared.sweepReleasedTargets()
+        let frozen = states
+        #expect(await waitUntil { frozen.allSatisfy { $0.value == nil } })
+    }
+
+    @Test func aClassConformingInAnExtensionWorks() async throws {
+        let (downloader, _) = makeDownloader()
+        let slot = RenderSlot(), done = TargetCompletionRecorder()
+        slot.setImage(with: server.url("/images/tiny.png?tag=\(newTag())"), downloader: downloader, completed: done.completed)
+        await done.wait()
+        #expect(slot.rendered?.width == 1)
+    }
+}
+
+/// A class written without image targets in mind (no stored download state) ...
+final class RenderSlot: @unchecked Sendable {  // `lock` guards `rendered`
+    private let lock = NSLock()
+    private var stored: DecodedImage?
+    var rendered: DecodedImage? { lock.withLock { stored } }
+    func render(_ image: DecodedImage?) { lock.withLock { stored = image } }
+}
+
+/// ... made a target from outside.
+extension RenderSlot: ImageTarget {
+    func displayImage(_ image: DecodedImage?) { render(image) }
 }
 
 /// A weak reference that a `@Sendable` closure can read.
