@@ -2,6 +2,8 @@
 enum BuiltInCoders {
     static func all() -> [any ImageCoder] {
         [
+            TIFFCoder(),
+            HEIFCoder(),
             WebPCoder(),
         ]
     }

@@ -54,3 +54,8 @@ struct LibraryUnavailable: Error, Sendable, CustomStringConvertible {
     let reason: String
     var description: String { "\(soname) unavailable: \(reason)" }
 }
+
+/// The text of a NUL-terminated C buffer that a C function filled in (an error message).
+func stringFromCBuffer(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
