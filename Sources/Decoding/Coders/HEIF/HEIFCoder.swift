@@ -49,11 +49,13 @@ public struct HEIFCoder: ImageCoder {
             var width: Int32 = 0, height: Int32 = 0
             // `bytes` outlives `file`: libheif reads them in place.
             guard let file = cic_heif_open(lib.api, base, bytes.count, &width, &height, &status) else {
-                throw Self.error(status)
+                throw Self.error(status, dataEndsInsideABox: Self.endsInsideABox(bytes))
             }
             defer { cic_heif_close(file) }
             try options.checkDimensions(width: Int(width), height: Int(height))
-            guard cic_heif_decode(file, &width, &height, &status) == 0 else { throw Self.error(status) }
+            guard cic_heif_decode(file, &width, &height, &status) == 0 else {
+                throw Self.error(status, dataEndsInsideABox: Self.endsInsideABox(bytes))
+            }
             // The decoded size can differ from the header's (clean-aperture crop): check it as well.
             try options.checkDimensions(width: Int(width), height: Int(height))
             let w = Int(width), h = Int(height)
@@ -64,19 +66,46 @@ public struct HEIFCoder: ImageCoder {
         }
     }
 
-    /// Maps libheif's error codes: end of data → `.truncated`; a codec or file type libheif cannot handle →
-    /// `.unsupportedFormat`; anything else → `.corrupt` with libheif's message.
-    static func error(_ status: cic_heif_status) -> ImageDecodingError {
+    /// Maps libheif's error codes: end of data, or invalid input in a file whose last box is cut short →
+    /// `.truncated`; a codec or file type libheif cannot handle → `.unsupportedFormat`; anything else →
+    /// `.corrupt` with libheif's message.
+    static func error(_ status: cic_heif_status, dataEndsInsideABox: Bool) -> ImageDecodingError {
         let message = withUnsafeBytes(of: status.message) { raw in
             String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
         }
         switch (status.code, status.subcode) {
         case (Int32(CIC_HEIF_INVALID_INPUT), Int32(CIC_HEIF_SUB_END_OF_DATA)):
             return .truncated
+        case (Int32(CIC_HEIF_INVALID_INPUT), _) where dataEndsInsideABox:
+            // libheif reports a download cut short as a missing box ("No 'meta' box") or a bad size.
+            return .truncated
         case (Int32(CIC_HEIF_UNSUPPORTED_FILETYPE), _), (Int32(CIC_HEIF_UNSUPPORTED_FEATURE), Int32(CIC_HEIF_SUB_UNSUPPORTED_CODEC)):
             return .unsupportedFormat
         default:
             return .corrupt("libheif: \(message.isEmpty ? "error \(status.code)/\(status.subcode)" : message)")
         }
+    }
+
+    /// Whether the top-level ISOBMFF boxes run past the end of `bytes`: the file was cut short.
+    static func endsInsideABox(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {  // each step advances by at least 8 bytes, or returns
+            guard bytes.count - offset >= 8 else { return true }
+            var size = 0
+            for i in 0..<4 { size = size << 8 | Int(bytes[offset + i]) }
+            if size == 1 {  // 64-bit "largesize" follows the type
+                guard bytes.count - offset >= 16 else { return true }
+                var large: UInt64 = 0
+                for i in 8..<16 { large = large << 8 | UInt64(bytes[offset + i]) }
+                guard large >= 16, large <= UInt64(Int.max) else { return false }
+                size = Int(large)
+            } else if size == 0 {
+                return false  // box extends to the end of the file
+            }
+            guard size >= 8 else { return false }  // malformed, not truncated
+            if size > bytes.count - offset { return true }
+            offset += size
+        }
+        return false
     }
 }

@@ -7,8 +7,8 @@ import Foundation
 /// interpretation, bit depth and compression libtiff supports. The Orientation tag (274) is reported in
 /// `orientation` and not applied: rows come out top-down in stored order (Pillow, by contrast, transposes
 /// TIFFs by their tag while loading; applying `orientation` to these pixels gives its result). A file
-/// whose strips or tiles are damaged or missing decodes to a partial image (`isIncomplete`), the
-/// unreadable parts left transparent. Not incremental: TIFF directories may sit at the end of the file.
+/// whose later strips or tiles are damaged or missing decodes to a partial image (`isIncomplete`), the
+/// unreadable parts filled as libtiff leaves them. Not incremental: TIFF directories may sit at the end of the file.
 ///
 /// Without libtiff the coder still claims TIFF data, so the failure is explicit: `decode` throws
 /// `.unsupportedFormat` and `unavailableReason` says why.
@@ -52,7 +52,7 @@ public struct TIFFCoder: ImageCoder {
             let maxAlloc = max(64 << 20, min(options.maximumPixelCount, Int.max / 8) * 8)
             guard let file = cic_tiff_open(lib.api, base, bytes.count, maxAlloc, &width, &height, &orientationTag,
                                            &message, message.count) else {
-                throw Self.openError(stringFromCBuffer(message))
+                throw Self.readError(stringFromCBuffer(message), firstDirectoryMissing: Self.firstDirectoryOffset(bytes) >= bytes.count)
             }
             defer { cic_tiff_close(file) }
             let w = Int(width), h = Int(height)
@@ -61,9 +61,7 @@ public struct TIFFCoder: ImageCoder {
             let result = raster.withUnsafeMutableBufferPointer {
                 cic_tiff_read_rgba(file, $0.baseAddress, width, height, &message, message.count)
             }
-            guard result >= 0 else { throw ImageDecodingError.corrupt("libtiff: \(stringFromCBuffer(message))") }
-            // Errors while reading and not one pixel written: nothing was decoded.
-            if result == 1, !raster.contains(where: { $0 != 0 }) { throw ImageDecodingError.truncated }
+            guard result >= 0 else { throw Self.readError(stringFromCBuffer(message), firstDirectoryMissing: false) }
             let pixels = raster.withUnsafeBytes { [UInt8]($0) }
             return DecodedImage(
                 width: w, height: h, pixels: pixels, format: .tiff,
@@ -72,11 +70,21 @@ public struct TIFFCoder: ImageCoder {
         }
     }
 
-    /// libtiff only explains a failed open in words: running out of bytes reads as truncation.
-    private static func openError(_ message: String) -> ImageDecodingError {
+    /// libtiff only explains a failure in words; a first directory beyond the data, or running out of
+    /// bytes, reads as truncation (TIFF writers often put the directory after the pixels).
+    private static func readError(_ message: String, firstDirectoryMissing: Bool) -> ImageDecodingError {
         let lowered = message.lowercased()
-        let truncationHints = ["cannot read", "read error", "eof", "not enough data", "past end", "end of file"]
-        if truncationHints.contains(where: lowered.contains) { return .truncated }
+        let truncationHints = ["can not read", "cannot read", "read error", "eof", "not enough data", "past end", "end of file"]
+        if firstDirectoryMissing || truncationHints.contains(where: lowered.contains) { return .truncated }
         return .corrupt("libtiff: \(message.isEmpty ? "cannot open" : message)")
+    }
+
+    /// The first IFD offset from the 8-byte classic TIFF header (BigTIFF: 0, i.e. not judged here).
+    private static func firstDirectoryOffset(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard bytes.count >= 8, bytes[2] == 42 || bytes[3] == 42 else { return 0 }
+        let little = bytes[0] == 0x49
+        var value = 0
+        for i in 0..<4 { value |= Int(bytes[4 + i]) << (little ? 8 * i : 8 * (3 - i)) }
+        return value
     }
 }
