@@ -19,6 +19,7 @@ struct LibWebP: Sendable {
 
     typealias GetInfo = @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> Int32
     typealias DecodeRGBA = @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<UInt8>?
+    typealias DecodeRGBAInto = @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?, Int, Int32) -> UnsafeMutablePointer<UInt8>?
     typealias Free = @convention(c) (UnsafeMutableRawPointer?) -> Void
     typealias INewRGB = @convention(c) (Int32, UnsafeMutablePointer<UInt8>?, Int, Int32) -> OpaquePointer?
     typealias IAppend = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int) -> Int32
@@ -29,6 +30,8 @@ struct LibWebP: Sendable {
 
     let getInfo: GetInfo
     let decodeRGBA: DecodeRGBA
+    /// Decodes into caller memory (rows `stride` bytes apart): straight into a canvas, no copy.
+    let decodeRGBAInto: DecodeRGBAInto
     let free: Free
     let iNewRGB: INewRGB
     let iAppend: IAppend
@@ -55,6 +58,7 @@ struct LibWebP: Sendable {
         LibWebP(
             getInfo: try library.function("WebPGetInfo", as: GetInfo.self),
             decodeRGBA: try library.function("WebPDecodeRGBA", as: DecodeRGBA.self),
+            decodeRGBAInto: try library.function("WebPDecodeRGBAInto", as: DecodeRGBAInto.self),
             free: try library.function("WebPFree", as: Free.self),
             iNewRGB: try library.function("WebPINewRGB", as: INewRGB.self),
             iAppend: try library.function("WebPIAppend", as: IAppend.self),

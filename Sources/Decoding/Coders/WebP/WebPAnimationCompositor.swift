@@ -28,20 +28,22 @@ struct WebPAnimationCompositor {
         previousDisposed = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
     }
 
-    /// Adds one decoded frame (`width*height` RGBA8 pixels placed at `placement`, which the caller has
-    /// checked lies inside the canvas) and returns the composited canvas.
-    mutating func add(_ pixels: UnsafeBufferPointer<UInt8>, at placement: Placement) -> [UInt8] {
+    /// Adds one frame at `placement` (which the caller has checked lies inside the canvas) and returns the
+    /// composited canvas. `draw` decodes the frame's RGBA8 pixels into the canvas: it gets the address of
+    /// the rectangle's top-left pixel, the bytes available from there, and the canvas row stride.
+    mutating func add(
+        at placement: Placement, draw: (UnsafeMutablePointer<UInt8>, Int, Int) throws -> Void
+    ) throws -> [UInt8] {
         let isKey = isKeyFrame(placement)
         var canvas = isKey ? [UInt8](repeating: 0, count: previousDisposed.count) : previousDisposed
         let stride = canvasWidth * 4
-        canvas.withUnsafeMutableBufferPointer { out in
+        let origin = placement.y * stride + placement.x * 4
+        try canvas.withUnsafeMutableBufferPointer { out in
+            guard let base = out.baseAddress else { return }
+            try draw(base + origin, out.count - origin, stride)
+            guard placement.blends, !isKey, let previous else { return }
             previousDisposed.withUnsafeBufferPointer { before in
-                for row in 0..<placement.height {
-                    let canvasY = placement.y + row
-                    let dst = canvasY * stride + placement.x * 4
-                    let src = row * placement.width * 4
-                    for i in 0..<placement.width * 4 { out[dst + i] = pixels[src + i] }
-                    guard placement.blends, !isKey, let previous else { continue }
+                for canvasY in placement.y..<placement.y + placement.height {
                     for span in blendSpans(row: canvasY, current: placement, previous: previous) {
                         Self.blendRow(out, before, from: canvasY * stride + span.lowerBound * 4, count: span.count)
                     }
@@ -85,22 +87,24 @@ struct WebPAnimationCompositor {
 
     /// libwebp's BlendPixelRowNonPremult: `dst` pixels that are not opaque are blended over `below`.
     private static func blendRow(_ dst: UnsafeMutableBufferPointer<UInt8>, _ below: UnsafeBufferPointer<UInt8>, from start: Int, count: Int) {
+        guard let d = dst.baseAddress, let b = below.baseAddress else { return }
         for p in stride(from: start, to: start + count * 4, by: 4) {
-            let srcA = UInt32(dst[p + 3])
+            let srcA = UInt32(d[p + 3])
             if srcA == 255 { continue }
             if srcA == 0 {
-                for c in 0..<4 { dst[p + c] = below[p + c] }
+                // Fully transparent: the pixel below shows through unchanged (4 bytes at once).
+                UnsafeMutableRawPointer(d + p).copyMemory(from: b + p, byteCount: 4)
                 continue
             }
-            let dstA = UInt32(below[p + 3])
+            let dstA = UInt32(b[p + 3])
             let dstFactorA = (dstA * (256 - srcA)) >> 8
             let blendA = srcA + dstFactorA
             let scale = UInt64((1 << 24) / blendA)
             for c in 0..<3 {
-                let unscaled = UInt64(UInt32(dst[p + c]) * srcA + UInt32(below[p + c]) * dstFactorA)
-                dst[p + c] = UInt8(truncatingIfNeeded: (unscaled * scale) >> 24)
+                let unscaled = UInt64(UInt32(d[p + c]) * srcA + UInt32(b[p + c]) * dstFactorA)
+                d[p + c] = UInt8(truncatingIfNeeded: (unscaled * scale) >> 24)
             }
-            dst[p + 3] = UInt8(truncatingIfNeeded: blendA)
+            d[p + 3] = UInt8(truncatingIfNeeded: blendA)
         }
     }
 }

@@ -31,10 +31,15 @@ struct WebPImageDecoding {
         var width: Int32 = 0, height: Int32 = 0
         if lib.getInfo(base, bytes.count, &width, &height) != 0 {
             try options.checkDimensions(width: Int(width), height: Int(height))
-            if let rgba = lib.decodeRGBA(base, bytes.count, &width, &height) {
-                defer { lib.free(rgba) }
-                let w = Int(width), h = Int(height)
-                let pixels = [UInt8](UnsafeBufferPointer(start: rgba, count: w * h * 4))
+            let w = Int(width), h = Int(height)
+            var decoded = false
+            // Decoded straight into the image's own storage.
+            let pixels = [UInt8](unsafeUninitializedCapacity: w * h * 4) { buffer, count in
+                decoded = lib.decodeRGBAInto(base, bytes.count, buffer.baseAddress, buffer.count, Int32(w * 4)) != nil
+                if !decoded { buffer.initialize(repeating: 0) }
+                count = buffer.count
+            }
+            if decoded {
                 return DecodedImage(width: w, height: h, pixels: pixels, format: .webp, orientation: orientation(bytes))
             }
         }
@@ -99,9 +104,9 @@ struct WebPImageDecoding {
             let stream = try WebPContainer.bitstream(of: frame, in: bytes)
             let file = WebPContainer.standaloneFile(for: stream, in: bytes)
             var width: Int32 = 0, height: Int32 = 0
-            let decoded = file.withUnsafeBufferPointer { lib.decodeRGBA($0.baseAddress, $0.count, &width, &height) }
-            guard let rgba = decoded else { throw ImageDecodingError.corrupt("animation frame \(index) could not be decoded") }
-            defer { lib.free(rgba) }
+            guard file.withUnsafeBufferPointer({ lib.getInfo($0.baseAddress, $0.count, &width, &height) }) != 0 else {
+                throw ImageDecodingError.corrupt("animation frame \(index) has no valid header")
+            }
             let w = Int(width), h = Int(height)
             guard w > 0, h > 0, frame.x + w <= canvasWidth, frame.y + h <= canvasHeight else {
                 throw ImageDecodingError.corrupt("animation frame \(index) (\(w)x\(h) at \(frame.x),\(frame.y)) outside the canvas")
@@ -109,7 +114,11 @@ struct WebPImageDecoding {
             let placement = WebPAnimationCompositor.Placement(
                 x: frame.x, y: frame.y, width: w, height: h, hasAlpha: stream.hasAlpha,
                 blends: frame.blends, disposesToBackground: frame.disposesToBackground)
-            let canvas = compositor.add(UnsafeBufferPointer(start: rgba, count: w * h * 4), at: placement)
+            // libwebp decodes the frame straight into its rectangle of the canvas, as WebPAnimDecoder does.
+            let canvas = try compositor.add(at: placement) { origin, available, stride in
+                let result = file.withUnsafeBufferPointer { lib.decodeRGBAInto($0.baseAddress, $0.count, origin, available, Int32(stride)) }
+                guard result != nil else { throw ImageDecodingError.corrupt("animation frame \(index) could not be decoded") }
+            }
             frames.append(ImageFrame(pixels: canvas, duration: Self.duration(milliseconds: frame.durationMs)))
         }
         let orientation = container.exif.flatMap { EXIFOrientation.parse(UnsafeRawBufferPointer(rebasing: bytes[$0])) } ?? .up
