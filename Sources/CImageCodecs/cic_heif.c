@@ -92,6 +92,18 @@ const cic_heif_api *cic_heif_load(void *dl_handle, char *missing, size_t missing
     CIC_RESOLVE(image_get_bits_per_pixel, "heif_image_get_bits_per_pixel");
     CIC_RESOLVE(image_get_plane_readonly, "heif_image_get_plane_readonly");
     CIC_RESOLVE(image_release, "heif_image_release");
+    // heif_init (libheif 1.13+) loads the decoder plugins; calling it once here, under the Swift side's
+    // load lock, keeps that out of concurrent first decodes. Older versions initialise implicitly.
+    struct heif_error (*init)(void *params) = NULL;
+    *(void **)(&init) = dlsym(dl_handle, "heif_init");
+    if (init) {
+        struct heif_error err = init(NULL);
+        if (err.code != 0) {
+            snprintf(missing, missing_len, "heif_init failed: %s", err.message ? err.message : "unknown error");
+            free(api);
+            return NULL;
+        }
+    }
     // Added in libheif 1.12; older versions never report premultiplied alpha.
     *(void **)(&api->image_handle_is_premultiplied_alpha) = dlsym(dl_handle, "heif_image_handle_is_premultiplied_alpha");
     return api;

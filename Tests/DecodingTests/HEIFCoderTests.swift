@@ -107,6 +107,14 @@ import Testing
         if case .corrupt = error {} else { Issue.record("expected .corrupt, got \(String(describing: error))") }
     }
 
+    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    func builtInManagerDecodesIt() throws {
+        #expect(ImageCodersManager().coders.contains { $0 is HEIFCoder })
+        let image = try ImageCodersManager().decode(try Corpus.data("pillow/avif_hopper.avif"))
+        #expect(image.format == .avif)
+        #expect(image.width == 128 && image.height == 128)
+    }
+
     @Test func missingLibraryGivesUnsupportedFormat() throws {
         let missing = HEIFCoder(soname: "libheif-not-installed.so.99")
         #expect(missing.unavailableReason?.contains("libheif-not-installed.so.99") == true)

@@ -99,6 +99,14 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    func builtInManagerDecodesIt() throws {
+        #expect(ImageCodersManager().coders.contains { $0 is TIFFCoder })
+        let image = try ImageCodersManager().decode(try Corpus.data("pillow/hopper.tif"))
+        #expect(image.format == .tiff)
+        #expect(image.width == 128 && image.height == 128)
+    }
+
     @Test func missingLibraryGivesUnsupportedFormat() throws {
         let missing = TIFFCoder(soname: "libtiff-not-installed.so.99")
         #expect(missing.unavailableReason?.contains("libtiff-not-installed.so.99") == true)

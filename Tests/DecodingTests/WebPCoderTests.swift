@@ -176,6 +176,38 @@ import Testing
     }
 
     @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    func malformedAnimationsGiveCorruptErrors() throws {
+        let original = [UInt8](try Corpus.data("pillow/iss634.webp"))
+        let anmf = try #require((12..<original.count - 4).first { original[$0..<$0 + 4].elementsEqual("ANMF".utf8) })
+
+        var outside = original
+        outside[anmf + 8] = 0xFF  // x offset (stored /2) far beyond the 245-pixel canvas
+        outside[anmf + 9] = 0x7F
+        let error = #expect(throws: ImageDecodingError.self) { try coder.decode(Data(outside), options: ImageDecodingOptions()) }
+        if case .corrupt = error {} else { Issue.record("expected .corrupt, got \(String(describing: error))") }
+
+        // Only the header chunks: an animation without frames.
+        let noFrames = Array(original[0..<anmf])
+        var resized = noFrames
+        resized.replaceSubrange(4..<8, with: le32(noFrames.count - 8))
+        #expect(throws: ImageDecodingError.corrupt("animated WebP without frames")) {
+            try coder.decode(Data(resized), options: ImageDecodingOptions())
+        }
+        // Cut inside the first frame: nothing decodable yet.
+        #expect(throws: ImageDecodingError.truncated) { try coder.decode(Data(original[0..<anmf + 100]), options: ImageDecodingOptions()) }
+    }
+
+    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    func allFramesTogetherCountAgainstThePixelLimit() throws {
+        let data = try Corpus.data("pillow/iss634.webp")
+        var options = ImageDecodingOptions()
+        options.maximumPixelCount = 245 * 245 * 10  // room for 10 canvases, not 42
+        #expect(throws: ImageDecodingError.tooLarge(width: 245, height: 245)) { try coder.decode(data, options: options) }
+        options.decodeFirstFrameOnly = true
+        #expect(try coder.decode(data, options: options).width == 245)
+    }
+
+    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
     func stillImageSizeIsCheckedAgainstTheLimit() throws {
         var options = ImageDecodingOptions()
         options.maximumPixelCount = 1000
