@@ -18,9 +18,7 @@ struct LibWebP: Sendable {
     }
 
     typealias GetInfo = @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> Int32
-    typealias DecodeRGBA = @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<UInt8>?
     typealias DecodeRGBAInto = @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?, Int, Int32) -> UnsafeMutablePointer<UInt8>?
-    typealias Free = @convention(c) (UnsafeMutableRawPointer?) -> Void
     typealias INewRGB = @convention(c) (Int32, UnsafeMutablePointer<UInt8>?, Int, Int32) -> OpaquePointer?
     typealias IAppend = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int) -> Int32
     typealias IDecGetRGB = @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?,
@@ -29,10 +27,9 @@ struct LibWebP: Sendable {
     typealias GetDecoderVersion = @convention(c) () -> Int32
 
     let getInfo: GetInfo
-    let decodeRGBA: DecodeRGBA
-    /// Decodes into caller memory (rows `stride` bytes apart): straight into a canvas, no copy.
+    /// WebPDecodeRGBAInto: decodes into caller memory (rows `stride` bytes apart), so pixels land in the
+    /// image's own array or straight in an animation canvas, and nothing needs WebPFree.
     let decodeRGBAInto: DecodeRGBAInto
-    let free: Free
     let iNewRGB: INewRGB
     let iAppend: IAppend
     let iDecGetRGB: IDecGetRGB
@@ -57,9 +54,7 @@ struct LibWebP: Sendable {
     private static func resolve(_ library: DynamicLibrary) throws(LibraryUnavailable) -> LibWebP {
         LibWebP(
             getInfo: try library.function("WebPGetInfo", as: GetInfo.self),
-            decodeRGBA: try library.function("WebPDecodeRGBA", as: DecodeRGBA.self),
             decodeRGBAInto: try library.function("WebPDecodeRGBAInto", as: DecodeRGBAInto.self),
-            free: try library.function("WebPFree", as: Free.self),
             iNewRGB: try library.function("WebPINewRGB", as: INewRGB.self),
             iAppend: try library.function("WebPIAppend", as: IAppend.self),
             iDecGetRGB: try library.function("WebPIDecGetRGB", as: IDecGetRGB.self),

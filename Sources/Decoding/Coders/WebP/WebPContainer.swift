@@ -153,7 +153,7 @@ struct WebPContainer {
         throw ImageDecodingError.corrupt("animation frame without VP8/VP8L data")
     }
 
-    /// A minimal standalone WebP file holding one frame's bitstream, for WebPDecodeRGBA: RIFF+VP8L,
+    /// A minimal standalone WebP file holding one frame's bitstream, for libwebp's simple API: RIFF+VP8L,
     /// RIFF+VP8, or RIFF+VP8X(alpha)+ALPH+VP8.
     static func standaloneFile(for stream: FrameBitstream, in bytes: UnsafeRawBufferPointer) -> [UInt8] {
         var out: [UInt8] = Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WEBP".utf8)

@@ -12,7 +12,7 @@ struct WebPImageDecoding {
         bytes.count >= 21 && WebPContainer.fourCC(bytes, 12) == "VP8X" && bytes[20] & WebPContainer.animationFlag != 0
     }
 
-    /// Decodes a whole file: a still image through WebPDecodeRGBA, an animation frame by frame.
+    /// Decodes a whole file: a still image through WebPDecodeRGBAInto, an animation frame by frame.
     func decode(_ bytes: UnsafeRawBufferPointer) throws -> DecodedImage {
         guard bytes.count >= 12 else { throw ImageDecodingError.truncated }
         guard WebPContainer.fourCC(bytes, 0) == "RIFF", WebPContainer.fourCC(bytes, 8) == "WEBP" else {
