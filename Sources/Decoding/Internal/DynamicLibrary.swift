@@ -30,11 +30,6 @@ final class DynamicLibrary: @unchecked Sendable {  // immutable after init; `cac
         return result
     }
 
-    /// The address of `name`, or nil when the library does not export it.
-    func address(_ name: String) -> UnsafeMutableRawPointer? {
-        dlsym(handle, name)
-    }
-
     /// `name` as a C function of type `T` (a `@convention(c)` function type).
     func function<T>(_ name: String, as type: T.Type) throws(LibraryUnavailable) -> T {
         guard let pointer = dlsym(handle, name) else {

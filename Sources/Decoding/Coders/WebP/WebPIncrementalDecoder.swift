@@ -46,15 +46,15 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
         buffer.append(data)
 
         if case .undetermined = mode {
-            mode = try determineMode(lib, decoding, isFinal: isFinal)
+            mode = try determineMode(lib, isFinal: isFinal)
             if case .still(let incremental) = mode {
                 // The decoder starts now: give it everything buffered so far, the new bytes included.
                 buffer.withUnsafeBytes { _ = incremental.append($0) }
-                try checkStatus(incremental)
+                try checkStatus(incremental, decoding)
             }
         } else if case .still(let incremental) = mode {
             buffer.withUnsafeBytes { _ = incremental.append(UnsafeRawBufferPointer(rebasing: $0[previousCount...])) }
-            try checkStatus(incremental)
+            try checkStatus(incremental, decoding)
         }
         guard isFinal else { return }
         finalImage = try buffer.withUnsafeBytes { bytes -> DecodedImage in
@@ -67,7 +67,7 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
     }
 
     /// Still or animated, once the header says; a still image's size is checked before its decoder exists.
-    private func determineMode(_ lib: LibWebP, _ decoding: WebPImageDecoding, isFinal: Bool) throws -> Mode {
+    private func determineMode(_ lib: LibWebP, isFinal: Bool) throws -> Mode {
         try buffer.withUnsafeBytes { bytes -> Mode in
             if bytes.count >= 12 {
                 guard WebPContainer.fourCC(bytes, 0) == "RIFF", WebPContainer.fourCC(bytes, 8) == "WEBP" else {
@@ -88,13 +88,14 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
         }
     }
 
-    /// A bitstream error is final whatever follows, exactly as `decode` of the whole file would report it.
-    private func checkStatus(_ incremental: LibWebPIncremental) throws {
+    /// A bitstream error is final whatever follows (libwebp decodes sequentially), so it is reported at
+    /// once, with the error `decode` of the whole file gives.
+    private func checkStatus(_ incremental: LibWebPIncremental, _ decoding: WebPImageDecoding) throws {
         switch incremental.status {
-        case .ok, .suspended, .notEnoughData: return
-        default: try buffer.withUnsafeBytes { bytes in
-            _ = try WebPImageDecoding(lib: try LibWebP.load(soname).get(), options: options).finish(incremental, bytes)
-        }
+        case .ok, .suspended, .notEnoughData:
+            return
+        case .outOfMemory, .invalidParam, .bitstreamError, .unsupportedFeature, .userAbort:
+            _ = try buffer.withUnsafeBytes { try decoding.finish(incremental, $0) }
         }
     }
 
