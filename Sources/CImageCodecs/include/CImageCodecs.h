@@ -8,6 +8,7 @@
 const char *cic_libjpeg_version(void);
 const char *cic_libpng_version(void);
 
+#include "cic_png.h"
 #include "cic_heif.h"
 #include "cic_tiff.h"
 

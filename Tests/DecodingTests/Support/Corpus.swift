@@ -30,6 +30,9 @@ enum Corpus {
         return file.files
     }()
 
+    /// Every corpus file's relative path, sorted.
+    static var allFiles: [String] { expected.keys.sorted() }
+
     /// Relative paths of every corpus file of `format` (as expected.json names it: "jpeg", "png", ...).
     static func files(format: String) -> [String] {
         expected.filter { $0.value.format == format }.keys.sorted()
@@ -67,5 +70,11 @@ enum Corpus {
         let pillow: String
         let properties: [String]
         let note: String?
+        let pillow_reference_suspect: String?
+
+        /// The exact RGBA hash to match: libjpeg/libpng's where MANIFEST says Pillow is wrong or Pillow failed.
+        var referenceSHA256: String? {
+            pillow_reference_suspect != nil ? probe_sha256_rgba : (sha256_rgba ?? probe_sha256_rgba)
+        }
     }
 }
