@@ -40,7 +40,7 @@ import Testing
         for length in stride(from: 0, to: original.count, by: 1531) {
             #expect(throws: ImageDecodingError.truncated) { try coder.decode(original.prefix(length), options: ImageDecodingOptions()) }
         }
-        var rng = TIFFTestRandom(seed: 5)
+        var rng = SeededRandom(seed: 5)
         for path in ["pillow/hopper.tif", "pillow/g4_orientation_6.tif"] {
             let data = try Corpus.data(path)
             for _ in 0..<60 {
@@ -142,16 +142,4 @@ import Testing
 
     private func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
     private func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16((v >> 16) & 0xFFFF) }
-}
-
-private struct TIFFTestRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -54,7 +54,7 @@ import Testing
 
     @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
     func randomChunkingGivesIdenticalPixels() throws {
-        var rng = WebPTestRandom(seed: 0x5EB9)
+        var rng = SeededRandom(seed: 0x5EB9)
         for path in Corpus.files(format: "webp") {
             let data = try Corpus.data(path)
             let oneShot = try coder.decode(data, options: ImageDecodingOptions())
@@ -136,7 +136,7 @@ import Testing
 
     @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
     func bitFlipsGiveTypedErrorsOrImages() throws {
-        var rng = WebPTestRandom(seed: 77)
+        var rng = SeededRandom(seed: 77)
         for path in ["pillow/transparent.webp", "pillow/iss634.webp", "sdwebimage/TestImageAnimated.webp", "libwebp/test.webp"] {
             let original = try Corpus.data(path)
             for _ in 0..<60 {
@@ -241,17 +241,4 @@ import Testing
     }
 
     private func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8((v >> ($0 * 8)) & 0xFF) } }
-}
-
-/// A small deterministic generator, so failures reproduce.
-private struct WebPTestRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
