@@ -37,7 +37,6 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
     private var listener: Int32
     private var connections: Set<Int32> = []
     private let acceptQueue = DispatchQueue(label: "imagedl.demo-server.accept")
-    private let connectionQueue = DispatchQueue(label: "imagedl.demo-server.connection", attributes: .concurrent)
 
     /// Listens on 127.0.0.1 at a free port; `routes` maps a path ("/photo.png") to what it serves,
     /// everything else is 404.
@@ -122,11 +121,14 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
                 close(client)
                 return
             }
-            connectionQueue.async { [self] in
+            // A thread per connection: dripping blocks in usleep/send, which would starve a small
+            // dispatch thread pool on a 2-core machine and delay the other responses.
+            let thread = Thread { [self] in
                 serve(client)
                 lock.withLock { _ = connections.remove(client) }
                 close(client)
             }
+            thread.start()
         }
     }
 

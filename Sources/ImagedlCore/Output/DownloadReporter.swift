@@ -124,7 +124,8 @@ final class LiveReporter: DownloadReporter {
         // Print the finished line (and final image) above the live region, then redraw the region below it.
         var text = clearRegion()
         let columns = Terminal.size().columns
-        text += ProgressLine.finished(record, columns: columns) + "\n"
+        let line = ProgressLine.finished(record, columns: columns)
+        text += (record.state == .succeeded ? line : Terminal.red(line)) + "\n"
         if preview, record.state == .succeeded, let image = record.image {
             let box = previewBox()
             for line in HalfBlockRenderer.render(image, maxColumns: box.columns, maxRows: box.rows) { text += line + "\n" }
