@@ -74,7 +74,7 @@ import Testing
                 #expect(object["orientation"] as? Int == 1)
             } else {
                 // Coder not registered in this build: still one object naming the problem.
-                #expect(object["error"] as? String == "unsupported image format")
+                #expect((object["error"] as? String)?.hasPrefix("no \(format) decoder") == true)
             }
         }
     }
@@ -106,7 +106,7 @@ import Testing
             #expect(dump.count == 240 * 180 * 4)
         } else {
             #expect(status == .failure)
-            #expect(lines.lines[0] == "\(png.path): error: unsupported image format")
+            #expect(lines.lines[0].hasPrefix("\(png.path): error: no png decoder"))
         }
     }
 

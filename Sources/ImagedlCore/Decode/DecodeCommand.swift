@@ -72,9 +72,12 @@ struct DecodeCommand {
             report.orientation = image.orientation
             report.decodeSeconds = elapsed
             report.error = afterDecode(image)
+        } catch let error as ImageDecodingError where error == .unsupportedFormat {
+            report.error = report.format == .undefined
+                ? "not an image (no known image signature)"
+                : "no \(report.format.rawValue) decoder in this build (is its system library installed?)"
         } catch let error as ImageDecodingError {
-            report.error = error == .unsupportedFormat && report.format == .undefined
-                ? "not an image (no known image signature)" : error.description
+            report.error = error.description
         } catch {
             report.error = String(describing: error)
         }
