@@ -18,6 +18,11 @@ enum Formatting {
         return String(format: "%.2f s", seconds)
     }
 
+    /// "2 s", "2.5 s": a duration the user typed, without spurious decimals.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e9 ? "\(Int(value)) s" : "\(value) s"
+    }
+
     /// "11.0 KB/s"; "-" before any time has passed.
     static func rate(bytes: Int, seconds: Double) -> String {
         guard seconds > 0.001, seconds.isFinite else { return "-" }
