@@ -23,9 +23,10 @@ public enum Imagedl {
             let command = DecodeCommand(options: options, emit: { Console.out($0 + "\n") },
                                         emitError: { Console.err($0 + "\n") })
             return command.run()
-        case .download, .demo:
-            Console.err("imagedl: downloads need the OperationDownloader downloader, not merged into this build yet\n")
-            return .failure
+        case .download(let options):
+            return DownloadCommand(options: options).run()
+        case .demo(let options):
+            return DemoCommand(options: options).run()
         }
     }
 }

@@ -26,7 +26,7 @@ import Testing
         #expect(options.concurrency == 6)
         #expect(options.timeout == 15)
         #expect(!options.lifo && !options.progressive && !options.json && !options.preview && !options.writePNG)
-        #expect(options.outputDirectory == nil && options.thumbnail == nil && options.httpCacheDirectory == nil)
+        #expect(options.outputDirectory == nil && options.thumbnail == nil)
         #expect(options.headers.isEmpty && options.user == nil && options.password == nil)
     }
 
@@ -34,7 +34,7 @@ import Testing
         let options = try download([
             "http://a.test/1.png", "--concurrency", "3", "--lifo", "--progressive", "--output", "out", "--png",
             "--thumbnail", "320x240", "--json", "--preview", "--timeout", "2.5", "--header", "X-One: 1",
-            "--header=Accept: image/png", "--user", "u", "--password", "p:w", "--http-cache", "/tmp/c",
+            "--header=Accept: image/png", "--user", "u", "--password", "p:w",
             "https://b.test/2.gif",
         ])
         #expect(options.urls.map(\.absoluteString) == ["http://a.test/1.png", "https://b.test/2.gif"])
@@ -45,7 +45,6 @@ import Testing
         #expect(options.timeout == 2.5)
         #expect(options.headers == [HTTPHeader(name: "X-One", value: "1"), HTTPHeader(name: "Accept", value: "image/png")])
         #expect(options.user == "u" && options.password == "p:w")
-        #expect(options.httpCacheDirectory == "/tmp/c")
     }
 
     @Test func equalsFormAndDoubleDash() throws {
@@ -68,7 +67,7 @@ import Testing
             #expect(HelpText.manual.contains("\n\(section)\n") || HelpText.manual.hasPrefix("\(section)\n"), "missing \(section)")
         }
         for option in ["--concurrency", "--lifo", "--progressive", "--output", "--png", "--thumbnail", "--json",
-                       "--preview", "--timeout", "--header", "--user", "--password", "--http-cache", "--demo",
+                       "--preview", "--timeout", "--header", "--user", "--password", "--demo",
                        "--rgba", "130"] {
             #expect(HelpText.manual.contains(option), "help does not mention \(option)")
         }

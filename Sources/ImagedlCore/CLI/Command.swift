@@ -41,8 +41,6 @@ public struct DownloadOptions: Equatable, Sendable {
     /// HTTP Basic credentials (`--user`, `--password`).
     public var user: String?
     public var password: String?
-    /// An on-disk HTTP cache honouring Cache-Control and validators (`--http-cache DIR`).
-    public var httpCacheDirectory: String?
 
     public init() {}
 }

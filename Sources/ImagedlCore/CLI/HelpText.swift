@@ -9,7 +9,7 @@ enum HelpText {
     SYNOPSIS
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--header 'K: V']...
-                       [--user U --password P] [--http-cache DIR]
+                       [--user U --password P]
         imagedl decode FILE... [--json] [--rgba OUT]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
         imagedl --help | --version
@@ -42,8 +42,6 @@ enum HelpText {
         --header 'K: V'     Send this request header; repeat for several.
         --user U            User name for HTTP Basic authentication (needs --password).
         --password P        Password for HTTP Basic authentication (needs --user).
-        --http-cache DIR    Keep an HTTP cache in DIR: fresh responses are reused without network, stale
-                            ones are revalidated (ETag, Last-Modified); hits show in the table.
         --demo              Run the offline demo described above.
         -h, --help          Show this manual.
         --version           Show the version and the codec libraries in use.
@@ -66,7 +64,7 @@ enum HelpText {
         swift run imagedl --demo
         imagedl --preview --progressive https://example.com/photo.jpg
         imagedl --concurrency 2 --output out --png https://example.com/a.gif https://example.com/b.jpg
-        imagedl --json --http-cache ~/.cache/imagedl https://example.com/a.png
+        imagedl --json --timeout 5 https://example.com/a.png
         imagedl decode --json photos/
         imagedl decode --rgba photo.rgba photo.jpg
 
