@@ -74,6 +74,28 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("bounce.gif")) == gif)
     }
 
+    @Test func writesDecodedPNGsWithPNGOption() throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let gif = try DemoSamples.data(named: "bounce.gif")
+        let coders = ImageCodersManager.shared
+        guard coders.coders.contains(where: { $0.canDecode(gif) }), coders.coders.contains(where: { $0.canEncode(.png) }) else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imagedl-png-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var options = DownloadOptions()
+        options.urls = [server.url("/bounce.gif"), server.url("/photo.png")]
+        options.outputDirectory = folder.path
+        options.writePNG = true
+        options.thumbnail = PixelSize(width: 48, height: 48)
+        let command = DownloadCommand(options: options, reporter: JSONReporter(write: { _ in }))
+        #expect(command.run() == .success)
+        let gifPNG = try coders.decode(try Data(contentsOf: folder.appendingPathComponent("bounce.png")))
+        #expect(gifPNG.format == .png && gifPNG.width == 48 && gifPNG.height == 32)
+        // photo.png would be written as photo.png too: same name, PNG content, thumbnail size.
+        let photo = try coders.decode(try Data(contentsOf: folder.appendingPathComponent("photo.png")))
+        #expect(photo.width == 48 && photo.height == 36)
+    }
+
     /// The built `imagedl` beside the test bundle, when this build has it.
     private static var executable: URL? {
         let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
