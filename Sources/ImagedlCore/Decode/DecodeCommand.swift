@@ -71,6 +71,7 @@ struct DecodeCommand {
             report.loopCount = image.loopCount
             report.orientation = image.orientation
             report.decodeSeconds = elapsed
+            report.isIncomplete = image.isIncomplete
             report.error = afterDecode(image)
         } catch let error as ImageDecodingError where error == .unsupportedFormat {
             report.error = report.format == .undefined

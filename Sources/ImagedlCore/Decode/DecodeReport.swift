@@ -12,6 +12,8 @@ struct DecodeReport {
     var loopCount: Int?
     var orientation: ImageOrientation?
     var decodeSeconds: Double?
+    /// The data ended early (or is damaged) and only part of the image could be decoded.
+    var isIncomplete = false
     /// One line naming what went wrong, nil on success.
     var error: String?
 
@@ -38,12 +40,14 @@ struct DecodeReport {
         var parts = ["\(format.rawValue) \(width ?? 0)x\(height ?? 0)"]
         let frameCount = frames ?? 1
         if frameCount > 1 {
-            let loops = (loopCount ?? 0) == 0 ? "loops forever" : "loops \(loopCount ?? 0)x"
+            let plays = loopCount ?? 0
+            let loops = plays == 0 ? "loops forever" : plays == 1 ? "plays once" : "plays \(plays) times"
             parts.append("\(frameCount) frames, \(loops)")
         } else {
             parts.append("1 frame")
         }
         if let orientation { parts.append("orientation \(orientation.rawValue) (\(orientation.name))") }
+        if isIncomplete { parts.append("incomplete (data ends early)") }
         if let decodeSeconds { parts.append("decoded in \(Formatting.duration(decodeSeconds))") }
         return "\(file): " + parts.joined(separator: ", ")
     }

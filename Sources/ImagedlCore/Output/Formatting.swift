@@ -11,9 +11,10 @@ enum Formatting {
         return String(format: "%.2f GB", value / 1_000_000_000)
     }
 
-    /// "4.2 ms" below a second, "6.10 s" above.
+    /// "0.35 ms" below 10 ms, "42.1 ms" below a second, "6.10 s" above.
     static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "-" }
+        if seconds < 0.01 { return String(format: "%.2f ms", seconds * 1000) }
         if seconds < 1 { return String(format: "%.1f ms", seconds * 1000) }
         return String(format: "%.2f s", seconds)
     }
