@@ -8,6 +8,9 @@
 const char *cic_libjpeg_version(void);
 const char *cic_libpng_version(void);
 
+#include "cic_jpeg.h"
 #include "cic_png.h"
+#include "cic_heif.h"
+#include "cic_tiff.h"
 
 #endif
