@@ -5,6 +5,7 @@
 #   Fuzz/run.sh [seconds-per-target]          default 60; targets from $TARGETS (default: all)
 #   TARGETS="png exif" Fuzz/run.sh 300
 #   Fuzz/run.sh --build-only
+#   FUZZ_MAX_SEED_KB=2048 Fuzz/run.sh   # larger seeds (default 256 KB: big photos make every execution slow)
 #
 # Crashes, leaks, timeouts and OOMs are copied to Tests/Support/FuzzRegressions/<target>/, which
 # FuzzRegressionTests replays in every `swift test`. A summary (executions, coverage) goes to
@@ -70,7 +71,7 @@ seed() {
     esac
     if [ -d "$CORPUS" ]; then
         for pattern in "${patterns[@]}"; do
-            find "$CORPUS" -type f -iname "$pattern" ! -name '*.json' ! -name '*.md' -size -2M \
+            find "$CORPUS" -type f -iname "$pattern" ! -name '*.json' ! -name '*.md' -size -${FUZZ_MAX_SEED_KB:-256}k \
                 -exec cp -n {} "$dir/" \; 2>/dev/null || true
         done
     fi
