@@ -1,0 +1,64 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import OperationDownloader
+
+/// A fresh directory under the system temporary directory, removed by `remove()`.
+struct TemporaryCacheDirectory {
+    let url: URL
+
+    init(_ label: String = #function) {
+        let safe = label.filter { $0.isLetter || $0.isNumber }
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("HTTPCacheTests-\(safe)-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// Names of the entry files now in the directory.
+    var entryFiles: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
+            .filter { HTTPCacheDirectory.isEntryName($0) }.sorted()
+    }
+}
+
+enum HTTPCacheFixtures {
+    /// A fixed instant so that freshness arithmetic in tests never depends on the clock.
+    static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+    static func url(_ string: String) -> URL {
+        URL(string: string) ?? URL(fileURLWithPath: "/invalid")
+    }
+
+    static func request(_ string: String, headers: [String: String] = [:]) -> URLRequest {
+        var request = URLRequest(url: url(string))
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    static func response(_ string: String, status: Int = 200, headers: [String: String] = [:]) throws -> HTTPURLResponse {
+        try #require(HTTPURLResponse(url: url(string), statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers))
+    }
+
+    /// Deterministic bytes standing in for an image body.
+    static func body(_ seed: Int, count: Int) -> Data {
+        var state = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15 | 1
+        var bytes = [UInt8](repeating: 0, count: count)
+        for i in 0..<count {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            bytes[i] = UInt8(truncatingIfNeeded: state)
+        }
+        return Data(bytes)
+    }
+
+    /// Headers with a Date header at `date` plus `extra`.
+    static func headers(date: Date = t0, _ extra: [String: String] = [:]) -> [String: String] {
+        var result = ["Date": HTTPDate.format(date), "Content-Type": "image/png"]
+        for (k, v) in extra { result[k] = v }
+        return result
+    }
+}
