@@ -19,10 +19,14 @@ struct TemporaryCacheDirectory {
         try? FileManager.default.removeItem(at: url)
     }
 
-    /// Names of the entry files now in the directory.
+    /// Names of the entry files (regular files with entry names) now in the directory.
     var entryFiles: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
-            .filter { HTTPCacheDirectory.isEntryName($0) }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).filter { name in
+            var isDirectory: ObjCBool = false
+            return HTTPCacheDirectory.isEntryName(name)
+                && FileManager.default.fileExists(atPath: url.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
+        }.sorted()
     }
 }
 
@@ -60,5 +64,26 @@ enum HTTPCacheFixtures {
         var result = ["Date": HTTPDate.format(date), "Content-Type": "image/png"]
         for (k, v) in extra { result[k] = v }
         return result
+    }
+}
+
+/// A counter safe to bump from concurrent closures.
+final class HTTPCacheTestCounter: @unchecked Sendable {  // `count` guarded by `lock`
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
+/// Deterministic pseudo-random numbers for test inputs.
+struct HTTPCacheTestRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
