@@ -62,17 +62,16 @@ struct HTTPCacheDirectory: Sendable {
 
     // MARK: Reading
 
-    /// Reads and validates the entry file `name`; files over `maximumSize` bytes are discarded unread.
+    /// Reads and validates the entry file `name`; files over `maximumSize` bytes are not read.
     func read(_ name: String, maximumSize: Int) -> ReadResult {
         let filePath = entryPath(name)
         let fd = open(filePath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .missing }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         guard let identity = Self.identity(fd: fd) else { return .missing }
-        guard identity.size <= maximumSize else {
-            removeIfUnchanged(name, identity: identity)
-            return .discarded("entry larger than the cache accepts")
-        }
+        // Not removed: a cache with a larger capacity sharing the directory may have written it legitimately;
+        // trimming removes it in time.
+        guard identity.size <= maximumSize else { return .missing }
         let data: Data
         do {
             data = try handle.readToEnd() ?? Data()
@@ -109,23 +108,48 @@ struct HTTPCacheDirectory: Sendable {
     }
 
     /// Writes `data` as entry `name` atomically (temporary file in the same directory, then rename).
+    ///
+    /// No fsync (Foundation's `Data.write` does one, which costs milliseconds per entry): after a crash an
+    /// entry may be empty or short, and the format's lengths and checksums make that a discarded miss.
     func write(_ data: Data, as name: String) throws -> FileIdentity {
         let temporary = path + "/" + Self.temporaryPrefix + UUID().uuidString
-        do {
-            try data.write(to: URL(fileURLWithPath: temporary))
-            var info = stat()
-            guard stat(temporary, &info) == 0, Int(truncatingIfNeeded: info.st_size) == data.count else {
-                throw CocoaError(.fileWriteUnknown)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.posixError(errno, temporary) }
+        var identity: FileIdentity?
+        var failure: Int32 = 0
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            // Bounded: every pass writes at least one byte or ends the loop (EINTR retries are rare).
+            var interruptions = 0
+            while offset < raw.count, let base = raw.baseAddress {
+                let written = Self.systemWrite(fd, base + offset, raw.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR, interruptions < 100 {
+                    interruptions += 1
+                } else {
+                    failure = written < 0 ? errno : ENOSPC
+                    return
+                }
             }
-            guard rename(temporary, entryPath(name)) == 0 else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: entryPath(name)])
-            }
-            return FileIdentity(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
-                                size: data.count)
-        } catch {
-            _ = unlink(temporary)
-            throw error
+            identity = Self.identity(fd: fd)
         }
+        if close(fd) != 0, failure == 0 { failure = errno }
+        guard failure == 0, let identity, identity.size == data.count else {
+            _ = unlink(temporary)
+            throw Self.posixError(failure == 0 ? EIO : failure, temporary)
+        }
+        guard rename(temporary, entryPath(name)) == 0 else {
+            let renameError = errno
+            _ = unlink(temporary)
+            throw Self.posixError(renameError, entryPath(name))
+        }
+        return identity
+    }
+
+    private static func posixError(_ code: Int32, _ path: String) -> any Error {
+        let message = String(cString: strerror(code))
+        return CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: message])
     }
 
     /// Removes `name` unless another writer has replaced it since it was read as `identity`.
@@ -171,13 +195,24 @@ struct HTTPCacheDirectory: Sendable {
         }
     }
 
-    // MARK: stat helpers
+    // MARK: system call helpers
 
     private static func identity(fd: Int32) -> FileIdentity? {
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return FileIdentity(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
                             size: Int(truncatingIfNeeded: info.st_size))
+    }
+
+    /// `write(2)`, named apart from this type's `write(_:as:)`.
+    private static func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        return Glibc.write(fd, buffer, count)
+        #elseif canImport(Musl)
+        return Musl.write(fd, buffer, count)
+        #else
+        return Darwin.write(fd, buffer, count)
+        #endif
     }
 
     private static func modificationTime(_ info: stat) -> TimeInterval {
