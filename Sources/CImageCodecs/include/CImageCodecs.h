@@ -8,4 +8,6 @@
 const char *cic_libjpeg_version(void);
 const char *cic_libpng_version(void);
 
+#include "cic_png.h"
+
 #endif

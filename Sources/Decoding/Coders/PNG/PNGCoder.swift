@@ -1,0 +1,64 @@
+import CImageCodecs
+import Foundation
+
+/// PNG and APNG through the system libpng (progressive reader for both one-shot and incremental
+/// decoding), and PNG encoding through libpng's writer.
+///
+/// Output is RGBA8: palette, gray, low bit depths and tRNS are expanded, 16-bit samples keep their high
+/// byte, gAMA/iCCP/sRGB are ignored (no colour management). An eXIf chunk's orientation is reported.
+/// CRC errors in critical chunks fail the decode; damaged ancillary chunks are ignored.
+public struct PNGCoder: ProgressiveImageCoder {
+    public init() {}
+
+    public func canDecode(_ data: Data) -> Bool {
+        ImageFormat(sniffing: data) == .png
+    }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+        let decoder = PNGIncrementalDecoder(options: options)
+        try decoder.append(data, isFinal: true)
+        guard let image = decoder.currentImage() else { throw ImageDecodingError.truncated }
+        return image
+    }
+
+    public func canIncrementallyDecode(_ data: Data) -> Bool {
+        canDecode(data)
+    }
+
+    public func makeIncrementalDecoder(options: ImageDecodingOptions) -> any IncrementalImageDecoder {
+        PNGIncrementalDecoder(options: options)
+    }
+
+    public func canEncode(_ format: ImageFormat) -> Bool {
+        format == .png
+    }
+
+    /// Writes `image` (its first frame) as a non-interlaced 8-bit PNG: RGB when every pixel is opaque,
+    /// RGBA otherwise. `quality` is ignored (PNG is lossless).
+    public func encode(_ image: DecodedImage, format: ImageFormat, quality: Double) throws -> Data {
+        guard format == .png else { throw ImageDecodingError.unsupportedFormat }
+        guard image.width > 0, image.height > 0 else { throw ImageDecodingError.zeroPixels }
+        let (count, overflow) = image.width.multipliedReportingOverflow(by: image.height * 4)
+        guard !overflow, image.pixels.count == count, image.width <= 0x7FFF_FFFF, image.height <= 0x7FFF_FFFF else {
+            throw ImageDecodingError.corrupt("pixel buffer does not match \(image.width)x\(image.height) RGBA8")
+        }
+        let opaque = image.pixels.withUnsafeBufferPointer { p in
+            stride(from: 3, to: p.count, by: 4).allSatisfy { p[$0] == 255 }
+        }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        var message = [CChar](repeating: 0, count: 200)
+        let status = image.pixels.withUnsafeBufferPointer { p in
+            message.withUnsafeMutableBufferPointer { m in
+                cic_png_encode_rgba(p.baseAddress, UInt32(image.width), UInt32(image.height), opaque ? 0 : 1,
+                                    &output, &size, m.baseAddress, m.count)
+            }
+        }
+        guard status == 0, let output else {
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw ImageDecodingError.corrupt("PNG encoding failed: \(text)")
+        }
+        defer { cic_png_free(output) }
+        return Data(bytes: output, count: size)
+    }
+}

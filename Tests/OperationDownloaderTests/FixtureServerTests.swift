@@ -1,0 +1,477 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// Self-tests of the fixture server (Tests/Support/fixture_server.py) with plain URLSession, so that the
+/// downloader's tests can trust what it serves and logs. Every test uses its own tag.
+@Suite struct FixtureServerTests {
+    let server = FixtureServer.shared
+    let client = FixtureHTTPClient.shared
+    let tag = UUID().uuidString
+
+    private func fixture(_ name: String) throws -> Data {
+        try FixtureServer.fixtureData(name)
+    }
+
+    private static func encoded(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
+    }
+
+    /// Polls `condition` (bounded, to avoid hangs; not a timing assertion). Returns whether it became true.
+    private func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<500 {
+            if condition() { return true }
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return condition()
+    }
+
+    // MARK: /images
+
+    @Test func imageServesFileWithValidators() async throws {
+        let result = await client.fetch(server.url("/images/baseline.jpg?tag=\(tag)"))
+        let response = try #require(result.response)
+        #expect(result.error == nil)
+        #expect(response.statusCode == 200)
+        #expect(result.data == (try fixture("baseline.jpg")))
+        #expect(response.value(forHTTPHeaderField: "Content-Type") == "image/jpeg")
+        #expect(response.value(forHTTPHeaderField: "Content-Length") == String(result.data.count))
+        let etag = try #require(response.value(forHTTPHeaderField: "ETag"))
+        #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && !etag.hasPrefix("W/"))
+        #expect(response.value(forHTTPHeaderField: "Last-Modified") != nil)
+    }
+
+    @Test func contentTypeFollowsExtension() async throws {
+        let expected = [
+            "progressive.jpg": "image/jpeg", "image.png": "image/png", "adam7.png": "image/png",
+            "animated.gif": "image/gif", "image.webp": "image/webp", "image@2x.png": "image/png",
+            "tiny.png": "image/png", "corrupt.jpg": "image/jpeg",
+        ]
+        for (name, type) in expected {
+            let encodedName = try #require(name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed))
+            let result = await client.fetch(server.url("/images/\(encodedName)?tag=\(tag)"))
+            #expect(result.status == 200, "\(name)")
+            #expect(result.response?.value(forHTTPHeaderField: "Content-Type") == type, "\(name)")
+            #expect(result.data == (try fixture(name)), "\(name)")
+        }
+    }
+
+    @Test func ifNoneMatchGives304WithoutBody() async throws {
+        let first = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"))
+        let etag = try #require(first.response?.value(forHTTPHeaderField: "ETag"))
+        let second = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"), headers: ["If-None-Match": etag])
+        #expect(second.error == nil)
+        #expect(second.status == 304)
+        #expect(second.data.isEmpty)
+        #expect(second.response?.value(forHTTPHeaderField: "ETag") == etag)
+        let other = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"), headers: ["If-None-Match": "\"other\""])
+        #expect(other.status == 200)
+        #expect(other.data == (try fixture("tiny.png")))
+        let log = server.requests(tag: tag)
+        #expect(log.map(\.status) == [200, 304, 200])
+        #expect(log.dropFirst().first?.headers["if-none-match"] == etag)
+    }
+
+    @Test func ifModifiedSinceGives304() async throws {
+        let first = await client.fetch(server.url("/images/image.png?tag=\(tag)"))
+        let lastModified = try #require(first.response?.value(forHTTPHeaderField: "Last-Modified"))
+        let second = await client.fetch(server.url("/images/image.png?tag=\(tag)"), headers: ["If-Modified-Since": lastModified])
+        #expect(second.status == 304)
+        #expect(second.data.isEmpty)
+        let old = await client.fetch(
+            server.url("/images/image.png?tag=\(tag)"), headers: ["If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"])
+        #expect(old.status == 200)
+    }
+
+    @Test func queryOverridesHeaders() async throws {
+        let url = server.url("/images/tiny.png?tag=\(tag)&cc=max-age%3D60&ct=application/x-test&etag=v1&setcookie=session%3Dabc")
+        let result = await client.fetch(url)
+        let response = try #require(result.response)
+        #expect(response.value(forHTTPHeaderField: "Cache-Control") == "max-age=60")
+        #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/x-test")
+        #expect(response.value(forHTTPHeaderField: "ETag") == "\"v1\"")
+        #expect(response.value(forHTTPHeaderField: "Set-Cookie")?.hasPrefix("session=abc") == true)
+        let revalidated = await client.fetch(server.url("/images/tiny.png?tag=\(tag)&etag=v1"), headers: ["If-None-Match": "\"v1\""])
+        #expect(revalidated.status == 304)
+    }
+
+    @Test func expiresAndDelayedResponse() async throws {
+        let result = await client.fetch(server.url("/images/tiny.png?tag=\(tag)&expires=-60&delay_ms=100"))
+        #expect(result.status == 200)
+        let expires = try #require(result.response?.value(forHTTPHeaderField: "Expires"))
+        #expect(expires.hasSuffix("GMT"))
+        let logged = try #require(await server.awaitRequests(tag: tag, count: 1, finished: true).first)
+        #expect(logged.query["delay_ms"] == "100")
+        #expect(logged.aborted == false)
+    }
+
+    @Test func gzipBodyIsDecodedTransparently() async throws {
+        // README.md is text: it compresses well, so the wire size shows that gzip was applied.
+        let original = try fixture("README.md")
+        let result = await client.fetch(server.url("/images/README.md?tag=\(tag)&gzip=1"))
+        #expect(result.status == 200)
+        #expect(result.data == original)
+        #expect(result.response?.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
+        let logged = try #require(await server.awaitRequests(tag: tag, count: 1, finished: true).first)
+        #expect(logged.headers["accept-encoding"]?.contains("gzip") == true)
+        #expect((logged.bytesSent ?? 0) > 0)
+        #expect((logged.bytesSent ?? Int.max) < original.count)
+        let image = await client.fetch(server.url("/images/image.png?tag=\(tag)&gzip=1"))
+        #expect(image.data == (try fixture("image.png")))
+    }
+
+    @Test func missingFixtureIs404() async throws {
+        let result = await client.fetch(server.url("/images/no-such-file.png?tag=\(tag)"))
+        #expect(result.status == 404)
+        let traversal = await client.fetch(server.url("/images/..%2Ffixture_server.py?tag=\(tag)"))
+        #expect(traversal.status == 404)
+    }
+
+    @Test func headHasHeadersButNoBody() async throws {
+        let result = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"), method: "HEAD")
+        #expect(result.status == 200)
+        #expect(result.data.isEmpty)
+        #expect(result.response?.value(forHTTPHeaderField: "Content-Length") == "70")
+        #expect(server.requests(tag: tag).first?.method == "HEAD")
+    }
+
+    // MARK: Log and statistics
+
+    @Test func logIsFilteredByTagAndRecordsTheRequest() async throws {
+        let otherTag = UUID().uuidString
+        _ = await client.fetch(server.url("/images/tiny.png?tag=\(tag)&extra=1"), headers: ["X-Fixture-Probe": "first"])
+        _ = await client.fetch(server.url("/status/404?tag=\(otherTag)"))
+        _ = await client.fetch(server.url("/images/image.png?tag=\(tag)"), headers: ["X-Fixture-Probe": "second"])
+        let log = await server.awaitRequests(tag: tag, count: 2, finished: true)
+        #expect(log.map(\.path) == ["/images/tiny.png", "/images/image.png"])
+        #expect(log.map(\.status) == [200, 200])
+        #expect(log.map { $0.headers["x-fixture-probe"] } == ["first", "second"])
+        #expect(log.first?.query == ["tag": tag, "extra": "1"])
+        #expect(log.allSatisfy { $0.method == "GET" && $0.aborted == false })
+        #expect(log.allSatisfy { entry in entry.finished.map { $0 >= entry.started } == true })
+        #expect(log.first?.bytesSent == 70)
+        let other = server.requests(tag: otherTag)
+        #expect(other.map(\.path) == ["/status/404"])
+        #expect(other.first?.status == 404)
+        // Control calls are not logged: reading the log twice does not change it.
+        #expect(server.requests(tag: tag).count == 2)
+        #expect(server.stats(tag: tag).count == 2)
+        #expect(server.requests(tag: UUID().uuidString).isEmpty)
+    }
+
+    @Test func sequentialRequestsHaveConcurrencyOne() async throws {
+        for _ in 0..<3 {
+            _ = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"))
+        }
+        let stats = server.stats(tag: tag)
+        #expect(stats.count == 3)
+        #expect(stats.maxConcurrency == 1)
+    }
+
+    @Test func concurrencyIsCountedWhileRequestsAreHeld() async throws {
+        let holdID = UUID().uuidString
+        let url = server.url("/hold/\(holdID)/tiny.png?tag=\(tag)&max=20")
+        let client = self.client
+        let tiny = try fixture("tiny.png")
+        try await withThrowingTaskGroup(of: FixtureFetchResult.self) { group in
+            for _ in 0..<4 {
+                group.addTask { await client.fetch(url) }
+            }
+            let arrived = await server.awaitRequests(tag: tag, count: 4)
+            #expect(arrived.allSatisfy { $0.finished == nil })
+            #expect(server.stats(tag: tag).inFlight == 4)
+            server.release(holdID)
+            for try await result in group {
+                #expect(result.status == 200)
+                #expect(result.data == tiny)
+                #expect(result.response?.value(forHTTPHeaderField: "X-Hold") == "released")
+            }
+        }
+        await server.awaitRequests(tag: tag, count: 4, finished: true)
+        let stats = server.stats(tag: tag)
+        #expect(stats.count == 4)
+        #expect(stats.maxConcurrency == 4)
+        #expect(stats.inFlight == 0)
+    }
+
+    // MARK: /hold
+
+    @Test func holdWaitsForReleaseAndReleasedIDsPassAtOnce() async throws {
+        let holdID = UUID().uuidString
+        let url = server.url("/hold/\(holdID)/image.png?tag=\(tag)&max=20")
+        let client = self.client
+        let held = Task { await client.fetch(url) }
+        let arrived = await server.awaitRequests(tag: tag, count: 1)
+        #expect(arrived.first?.finished == nil)
+        server.release(holdID)
+        let result = await held.value
+        #expect(result.status == 200)
+        #expect(result.data == (try fixture("image.png")))
+        let later = await client.fetch(url)
+        #expect(later.status == 200)
+        #expect(later.response?.value(forHTTPHeaderField: "X-Hold") == "released")
+    }
+
+    @Test func holdServesTheFileAfterItsBound() async throws {
+        let result = await client.fetch(server.url("/hold/\(UUID().uuidString)/tiny.png?tag=\(tag)&max=0.2"))
+        #expect(result.status == 200)
+        #expect(result.response?.value(forHTTPHeaderField: "X-Hold") == "timeout")
+        #expect(result.data == (try fixture("tiny.png")))
+    }
+
+    // MARK: /drip
+
+    @Test func dripArrivesInSeveralChunks() async throws {
+        let original = try fixture("progressive.jpg")
+        let result = await client.fetch(server.url("/drip/progressive.jpg?tag=\(tag)&chunk=4096&delay_ms=30"))
+        #expect(result.error == nil)
+        #expect(result.status == 200)
+        #expect(result.response?.value(forHTTPHeaderField: "Content-Length") == String(original.count))
+        #expect(result.data == original)
+        // 68721 bytes in 17 pieces of 4 KB, 30 ms apart: the client sees several separate deliveries.
+        #expect(result.chunkSizes.count >= 3)
+        #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.bytesSent == original.count)
+    }
+
+    // MARK: /status
+
+    @Test func statusCodesAndBodies() async throws {
+        let notFound = await client.fetch(server.url("/status/404?tag=\(tag)&body=nope"))
+        #expect(notFound.error == nil)
+        #expect(notFound.status == 404)
+        #expect(String(decoding: notFound.data, as: UTF8.self) == "nope")
+        let failure = await client.fetch(server.url("/status/500?tag=\(tag)"))
+        #expect(failure.status == 500)
+        #expect(String(decoding: failure.data, as: UTF8.self) == "status 500")
+        #expect(failure.response?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/plain") == true)
+        let noContent = await client.fetch(server.url("/status/204?tag=\(tag)"))
+        #expect(noContent.status == 204)
+        #expect(noContent.data.isEmpty)
+        let bad = await client.fetch(server.url("/status/abc?tag=\(tag)"))
+        #expect(bad.status == 400)
+        // A plain 401 without WWW-Authenticate: no challenge, the status arrives (and nothing hangs).
+        let unauthorized = await client.fetch(server.url("/status/401?tag=\(tag)"))
+        #expect(unauthorized.status == 401)
+        #expect(server.requests(tag: tag).map(\.status) == [404, 500, 204, 400, 401])
+    }
+
+    // MARK: /redirect
+
+    @Test func redirectChainEndsAtTarget() async throws {
+        let target = Self.encoded("/images/tiny.png?tag=\(tag)")
+        let result = await client.fetch(server.url("/redirect/3?tag=\(tag)&to=\(target)"))
+        #expect(result.error == nil)
+        #expect(result.status == 200)
+        #expect(result.data == (try fixture("tiny.png")))
+        #expect(result.response?.url?.path == "/images/tiny.png")
+        let log = server.requests(tag: tag)
+        #expect(log.map(\.path) == ["/redirect/3", "/redirect/2", "/redirect/1", "/redirect/0", "/images/tiny.png"])
+        #expect(log.map(\.status) == [302, 302, 302, 302, 200])
+    }
+
+    @Test func redirectToAnotherHostName() async throws {
+        let target = Self.encoded(server.localhostURL("/images/tiny.png?tag=\(tag)").absoluteString)
+        let result = await client.fetch(server.url("/redirect/1?tag=\(tag)&to=\(target)"))
+        #expect(result.status == 200)
+        #expect(result.response?.url?.host == "localhost")
+        let log = server.requests(tag: tag)
+        #expect(log.first?.headers["host"]?.hasPrefix("127.0.0.1:") == true)
+        #expect(log.last?.headers["host"]?.hasPrefix("localhost:") == true)
+    }
+
+    @Test func longRedirectChainFailsInTheClient() async throws {
+        let target = Self.encoded("/images/tiny.png?tag=\(tag)")
+        let result = await client.fetch(server.url("/redirect/60?tag=\(tag)&to=\(target)"))
+        #expect(result.error != nil)
+        let log = server.requests(tag: tag)
+        #expect(log.count < 60)
+        #expect(log.allSatisfy { $0.status == 302 })
+    }
+
+    // MARK: /basic-auth
+
+    @Test func basicAuthWithoutCredentialIs401() async throws {
+        let result = await client.fetch(server.url("/basic-auth/user/pass/tiny.png?tag=\(tag)"))
+        #expect(result.statuses.first == 401)
+        let challenge = server.requests(tag: tag).first
+        #expect(challenge?.status == 401)
+        #expect(challenge?.headers["authorization"] == nil)
+    }
+
+    @Test func basicAuthWithCredentialServesTheFile() async throws {
+        let credential = URLCredential(user: "user", password: "pass", persistence: .forSession)
+        let result = await client.fetch(server.url("/basic-auth/user/pass/tiny.png?tag=\(tag)"), credential: credential)
+        #expect(result.status == 200)
+        #expect(result.data == (try fixture("tiny.png")))
+        let log = server.requests(tag: tag)
+        #expect(log.map(\.status) == [401, 200])
+        #expect(log.last?.headers["authorization"] == "Basic dXNlcjpwYXNz")
+        let direct = await client.fetch(
+            server.url("/basic-auth/user/pass/tiny.png?tag=\(tag)"), headers: ["Authorization": "Basic dXNlcjpwYXNz"])
+        #expect(direct.statuses == [200])
+        let wrong = await client.fetch(
+            server.url("/basic-auth/user/pass/tiny.png?tag=\(tag)"), headers: ["Authorization": "Basic d3Jvbmc6d3Jvbmc="])
+        #expect(wrong.statuses.first == 401)
+    }
+
+    // MARK: Broken connections
+
+    @Test func resetMidBodyIsAnError() async throws {
+        let result = await client.fetch(server.url("/reset/baseline.jpg?tag=\(tag)&after=1000"))
+        #expect(result.error != nil)
+        #expect(result.data.count <= 1000)
+        let logged = await server.awaitRequests(tag: tag, count: 1, finished: true).first
+        #expect(logged?.aborted == true)
+        #expect(logged?.bytesSent == 1000)
+    }
+
+    @Test func finMidBodyIsAnError() async throws {
+        let result = await client.fetch(server.url("/fin/baseline.jpg?tag=\(tag)&after=1000"))
+        #expect(result.error != nil)
+        #expect(result.data.count <= 1000)
+        #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.aborted == true)
+    }
+
+    @Test func stallBeforeHeadersThenCloseIsAnError() async throws {
+        let result = await client.fetch(server.url("/stall?tag=\(tag)&phase=headers&seconds=0.3"))
+        #expect(result.error != nil)
+        #expect(result.response == nil)
+        #expect(server.requests(tag: tag).first?.status == nil)
+    }
+
+    @Test func stallInBodyThenCloseIsAnError() async throws {
+        let original = try fixture("baseline.jpg")
+        let result = await client.fetch(server.url("/stall?tag=\(tag)&phase=body&seconds=0.3&file=baseline.jpg"))
+        #expect(result.status == 200)
+        #expect(result.error != nil)
+        #expect(result.data.count == original.count / 2)
+        #expect(result.data == original.prefix(original.count / 2))
+    }
+
+    @Test func serverNoticesAClientThatTimesOut() async throws {
+        // The client gives up after 1 s of silence; the server's 30 s stall must end soon after that.
+        let result = await client.fetch(server.url("/stall?tag=\(tag)&phase=headers&seconds=30"), timeout: 1)
+        #expect(result.error?.code == .timedOut)
+        let logged = await server.awaitRequests(tag: tag, count: 1, finished: true).first
+        #expect(logged?.aborted == true)
+    }
+
+    @Test func garbageIsAnError() async throws {
+        let result = await client.fetch(server.url("/garbage?tag=\(tag)"))
+        #expect(result.error != nil)
+        #expect(result.status == nil)
+    }
+
+    // MARK: /bytes
+
+    @Test func bytesHaveTheRequestedLengthAndPattern() async throws {
+        let count = 1_000_003
+        let result = await client.fetch(server.url("/bytes?tag=\(tag)&n=\(count)&ct=image/x-test"))
+        #expect(result.error == nil)
+        #expect(result.data.count == count)
+        #expect(result.response?.value(forHTTPHeaderField: "Content-Type") == "image/x-test")
+        #expect(result.response?.expectedContentLength == Int64(count))
+        let matches = result.data.enumerated().allSatisfy { index, byte in Int(byte) == index % 251 }
+        #expect(matches)
+        let empty = await client.fetch(server.url("/bytes?tag=\(tag)&n=0"))
+        #expect(empty.status == 200)
+        #expect(empty.data.isEmpty)
+    }
+
+    @Test func chunkedBytesHaveNoContentLength() async throws {
+        let result = await client.fetch(server.url("/bytes?tag=\(tag)&n=200000&chunked=1"))
+        #expect(result.error == nil)
+        #expect(result.data.count == 200_000)
+        #expect(result.response?.value(forHTTPHeaderField: "Content-Length") == nil)
+        #expect(result.response?.value(forHTTPHeaderField: "Transfer-Encoding")?.lowercased() == "chunked")
+        #expect(result.response?.expectedContentLength == -1)
+    }
+
+    @Test func lyingContentLength() async throws {
+        let longer = await client.fetch(server.url("/bytes?tag=\(tag)&n=1000&lie=5000"))
+        #expect(longer.response?.expectedContentLength == 5000)
+        #expect(longer.error != nil)  // the connection closes with 4000 bytes missing
+        let shorter = await client.fetch(server.url("/bytes?tag=\(tag)&n=1000&lie=500"))
+        #expect(shorter.response?.expectedContentLength == 500)
+        #expect(shorter.data.count == 500)  // the extra bytes are not part of the response
+    }
+
+    @Test func largeBodyStopsQuietlyWhenTheClientGoesAway() async throws {
+        let count = 64 * 1024 * 1024
+        let result = await client.fetch(server.url("/bytes?tag=\(tag)&n=\(count)"), cancelAfterBytes: 256 * 1024)
+        #expect(result.data.count >= 256 * 1024)
+        let logged = await server.awaitRequests(tag: tag, count: 1, finished: true).first
+        #expect((logged?.bytesSent ?? Int.max) <= count)
+        // The server is still healthy.
+        let after = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"))
+        #expect(after.status == 200)
+    }
+
+    // MARK: Other endpoints
+
+    @Test func htmlEmptyAndNotFound() async throws {
+        let html = await client.fetch(server.url("/html?tag=\(tag)"))
+        #expect(html.status == 200)
+        #expect(html.response?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/html") == true)
+        #expect(String(decoding: html.data, as: UTF8.self).contains("<html>"))
+        let empty = await client.fetch(server.url("/empty?tag=\(tag)"))
+        #expect(empty.error == nil)
+        #expect(empty.status == 200)
+        #expect(empty.response?.value(forHTTPHeaderField: "Content-Type") == "image/png")
+        #expect(empty.data.isEmpty)
+        let unknown = await client.fetch(server.url("/no/such/endpoint?tag=\(tag)"))
+        #expect(unknown.status == 404)
+    }
+
+    private struct CookieEcho: Decodable {
+        let cookie: String?
+        let cookies: [String: String]
+    }
+
+    @Test func cookiesAreSetAndEchoed() async throws {
+        let set = await client.fetch(server.url("/cookies/set?tag=\(tag)&name=flavour&value=oat"))
+        #expect(set.status == 200)
+        #expect(set.response?.value(forHTTPHeaderField: "Set-Cookie") == "flavour=oat; Path=/")
+        let echo = await client.fetch(server.url("/cookies/echo?tag=\(tag)"), headers: ["Cookie": "flavour=oat; size=big"])
+        let decoded = try JSONDecoder().decode(CookieEcho.self, from: echo.data)
+        #expect(decoded.cookie == "flavour=oat; size=big")
+        #expect(decoded.cookies == ["flavour": "oat", "size": "big"])
+        let none = await client.fetch(server.url("/cookies/echo?tag=\(tag)"))
+        #expect(try JSONDecoder().decode(CookieEcho.self, from: none.data).cookie == nil)
+    }
+
+    // MARK: Launcher
+
+    @Test func missingInterpreterFailsClearly() throws {
+        let interpreter = "python3-missing-\(UUID().uuidString.prefix(8))"
+        switch FixtureServer.launch(interpreter: interpreter) {
+        case .success(let launched):
+            launched.process.terminate()
+            Issue.record("a server started with a missing interpreter")
+        case .failure(let failure):
+            #expect(failure.message.contains(interpreter))
+        }
+    }
+
+    @Test func serverExitsWhenItsStdinCloses() async throws {
+        let launched: FixtureServer.Launched
+        switch FixtureServer.launch() {
+        case .success(let value): launched = value
+        case .failure(let failure):
+            Issue.record("second server did not start: \(failure.message)")
+            return
+        }
+        let health = try #require(URL(string: "http://127.0.0.1:\(launched.port)/_health"))
+        #expect(await client.fetch(health).status == 200)
+        try launched.stdin.fileHandleForWriting.close()
+        let exited = await eventually { !launched.process.isRunning }
+        #expect(exited)
+        if exited {
+            #expect(launched.process.terminationStatus == 0)
+        } else {
+            launched.process.terminate()
+        }
+    }
+}
