@@ -2,6 +2,9 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import OperationDownloader
 
@@ -444,6 +447,20 @@ import Testing
         cache.removeAll()
     }
 
+    @Test func removedDirectoryIsCreatedAgain() throws {
+        let dir = TemporaryCacheDirectory(); defer { dir.remove() }
+        let cache = HTTPImageCache(directory: dir.url)
+        let warnings = HTTPCacheTestCounter()
+        cache.warningHandler = { _ in warnings.increment() }
+        try put(cache, "http://127.0.0.1:8080/d1.png", F.body(1, count: 100), headers: F.headers(["Cache-Control": "max-age=60"]))
+        try FileManager.default.removeItem(at: dir.url)
+        try put(cache, "http://127.0.0.1:8080/d2.png", F.body(2, count: 100), headers: F.headers(["Cache-Control": "max-age=60"]))
+        #expect(dir.entryFiles.count == 1)
+        #expect(warnings.value == 0)
+        // The first entry went with the directory; the memory layer notices the file is gone.
+        #expect(cache.cachedResponse(for: F.request("http://127.0.0.1:8080/d1.png")) == nil)
+    }
+
     @Test func abandonedTemporaryFilesAreRemovedByTrim() throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
@@ -499,13 +516,16 @@ import Testing
             let attributes = try FileManager.default.attributesOfItem(atPath: dir.url.appendingPathComponent(name).path)
             logical += (attributes[.size] as? Int) ?? 0
         }
-        allocated = usage
+        for name in dir.entryFiles {
+            var info = stat()
+            if stat(dir.url.appendingPathComponent(name).path, &info) == 0 { allocated += Int(info.st_blocks) * 512 }
+        }
         #expect(dir.entryFiles.count == stored)
         #expect(usage <= cache.diskCapacity)
         #expect(logical >= bodyBytes)
         print("HTTPImageCache 1000 mixed: \(stored) stored, bodies \(bodyBytes) B, files \(logical) B "
               + "(overhead \(logical - bodyBytes) B = \((logical - bodyBytes) / max(1, stored)) B/entry), "
-              + "counted usage \(allocated) B in 4 KiB blocks, write time \(String(format: "%.2f", writeSeconds)) s")
+              + "counted usage \(usage) B (4 KiB blocks), allocated on disk \(allocated) B, write time \(String(format: "%.2f", writeSeconds)) s")
     }
 
     @Test func hitLatencyFor30KBImage() throws {

@@ -259,28 +259,38 @@ public final class HTTPImageCache: @unchecked Sendable {  // mutable state guard
 
     private func write(_ entry: HTTPCacheEntryFile, url: URL) {
         let name = HTTPCacheKey.fileName(for: entry.key)
-        let needsDirectory = lock.withLock { !directoryCreated }
-        do {
-            if needsDirectory {
-                try store.create()
-                lock.withLock { directoryCreated = true }
+        let encoded = entry.encoded()
+        var identity: HTTPCacheDirectory.FileIdentity?
+        var lastError: (any Error)?
+        // Two attempts: the directory is created lazily, and may have been removed since (a user clearing
+        // ~/.cache, another process's removeAll of the parent).
+        for attempt in 0..<2 where identity == nil {
+            do {
+                if attempt > 0 || !lock.withLock({ directoryCreated }) {
+                    try store.create()
+                    lock.withLock { directoryCreated = true }
+                }
+                identity = try store.write(encoded, as: name)
+            } catch {
+                lastError = error
             }
-            let encoded = entry.encoded()
-            let identity = try store.write(encoded, as: name)
-            guard let response = CachedHTTPResponse(entry: entry, url: url) else { return }
-            let needsTrim: Bool = lock.withLock {
-                memory.insert(response, fileName: name, identity: identity)
-                guard let estimate = diskUsageEstimate else { return true }
-                let usage = estimate + HTTPCacheDirectory.diskCost(ofFileSize: encoded.count)
-                diskUsageEstimate = usage
-                return usage > diskCapacity
-            }
-            if needsTrim { trim() }
-        } catch {
+        }
+        guard let identity else {
             // The old entry, if any, is outdated now; it must not be served in place of the new response.
             removeCachedResponse(for: URLRequest(url: url))
-            warnOnce("HTTPImageCache: cannot write to \(directory.path) (\(error)); responses are not being cached")
+            let reason = lastError.map { "\($0)" } ?? "unknown error"
+            warnOnce("HTTPImageCache: cannot write to \(directory.path) (\(reason)); responses are not cached while this lasts")
+            return
         }
+        guard let response = CachedHTTPResponse(entry: entry, url: url) else { return }
+        let needsTrim: Bool = lock.withLock {
+            memory.insert(response, fileName: name, identity: identity)
+            guard let estimate = diskUsageEstimate else { return true }
+            let usage = estimate + HTTPCacheDirectory.diskCost(ofFileSize: encoded.count)
+            diskUsageEstimate = usage
+            return usage > diskCapacity
+        }
+        if needsTrim { trim() }
     }
 
     /// Scans the directory and, when usage exceeds the capacity, removes least recently modified entries
