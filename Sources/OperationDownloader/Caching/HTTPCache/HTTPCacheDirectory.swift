@@ -81,6 +81,9 @@ struct HTTPCacheDirectory: Sendable {
         do {
             let entry = try HTTPCacheEntryFile.decode(data)
             return .entry(entry, identity)
+        } catch .unsupportedVersion(let version) {
+            // Another version of the package may share the directory: leave its entries alone.
+            return .discarded("entry format version \(version)")
         } catch {
             removeIfUnchanged(name, identity: identity)
             return .discarded("\(error)")

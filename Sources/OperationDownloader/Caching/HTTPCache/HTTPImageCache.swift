@@ -123,6 +123,8 @@ public final class HTTPImageCache: @unchecked Sendable {  // mutable state guard
     /// Combines `.useURLCache`, `request.cachePolicy` and the stored response into what to do
     /// (see `HTTPCacheRequestPolicy`): serve from the cache, load (conditionally), or fail.
     func plan(for request: URLRequest, useURLCache: Bool, now: Date = Date()) -> HTTPCachePlan {
+        // "Never load" when the cache may not be read can only fail, as on Apple without a URLCache.
+        if !useURLCache, request.cachePolicy == .returnCacheDataDontLoad { return .unavailable }
         let policy = HTTPCacheRequestPolicy.resolve(cachePolicy: request.cachePolicy, useURLCache: useURLCache)
         switch policy.readMode {
         case .none:
