@@ -199,7 +199,7 @@ public final class HTTPImageCache: @unchecked Sendable {  // mutable state guard
     /// Applies a 304 to the stored response (`stored`, else what the cache holds for `request`): its header
     /// fields update the stored ones, the dates become those of the revalidation, the entry is rewritten,
     /// and the updated response is returned for serving. Nil when nothing is stored or the 304's ETag names
-    /// a different representation; the operation then repeats the request without validators.
+    /// a different representation (the operation then reports `ImageDownloaderError.notModified`).
     func refreshed(with notModified: HTTPURLResponse, for request: URLRequest, stored: CachedHTTPResponse? = nil,
                    requestDate: Date, responseDate: Date) -> CachedHTTPResponse? {
         guard let url = request.url, let stored = stored ?? storedResponse(for: request) else { return nil }
