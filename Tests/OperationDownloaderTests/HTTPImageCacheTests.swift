@@ -325,6 +325,35 @@ import Testing
         #expect(evicted.allSatisfy { (2..<12).contains($0) }, "evicted \(evicted.sorted())")
     }
 
+    @Test func thousandEntriesIntoASmallCacheStayUnderCapacity() throws {
+        let dir = TemporaryCacheDirectory(); defer { dir.remove() }
+        let capacity = 2 * 1024 * 1024
+        // Two caches (as two downloaders or processes) writing into one directory from several threads.
+        let caches = [HTTPImageCache(directory: dir.url, diskCapacity: capacity),
+                      HTTPImageCache(directory: dir.url, diskCapacity: capacity, memoryCapacity: 0)]
+        let response = try F.response("http://127.0.0.1:8080/", headers: F.headers(["Cache-Control": "max-age=600"]))
+        let wrong = HTTPCacheTestCounter()
+        DispatchQueue.concurrentPerform(iterations: 1000) { i in
+            let request = F.request("http://127.0.0.1:8080/many/\(i).png")
+            let body = Data(repeating: UInt8(i % 256), count: 1000 + (i * 7919) % 30_000)
+            caches[i % 2].store(response, data: body, for: request, requestDate: Date(), responseDate: Date())
+            // Read back something written earlier: either gone (trimmed) or exactly its bytes.
+            let earlier = i / 2
+            if let hit = caches[(i + 1) % 2].cachedResponse(for: F.request("http://127.0.0.1:8080/many/\(earlier).png")),
+               hit.data != Data(repeating: UInt8(earlier % 256), count: 1000 + (earlier * 7919) % 30_000) {
+                wrong.increment()
+            }
+        }
+        #expect(wrong.value == 0)
+        // Each cache trims on its own running total, so together they may overshoot by what the other wrote
+        // since its last scan; the next trim brings the directory back under the capacity.
+        caches[0].trim()
+        let usage = caches[0].currentDiskUsage
+        #expect(usage <= capacity)
+        #expect(usage > capacity / 2)
+        #expect(dir.entryFiles.count < 1000)
+    }
+
     @Test func bodiesOverATenthOfTheCapacityAreNotStored() throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let cache = HTTPImageCache(directory: dir.url, diskCapacity: 100_000, memoryCapacity: 0)
