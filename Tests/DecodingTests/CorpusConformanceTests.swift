@@ -37,6 +37,12 @@ import Testing
     static let frameDifferences: [String: (frames: Set<Int>, why: String)] = [
         "pillow/apng_dispose_op_previous.png": ([3], "Pillow's frame-by-frame seek restores the frame it just drew for "
             + "APNG_DISPOSE_OP_PREVIOUS; the spec (and Pillow's own test seeking straight to the end) give green"),
+        "pillow/dispose_bgnd.gif": ([2, 3, 4], "disposal 2 without a transparent index: Pillow paints the background "
+            + "colour, browsers clear to transparent (GIFCoderTests.disposeToBackgroundClearsToTransparent)"),
+        "pillow/test_extents.gif": ([1], "frame outside the screen: Pillow grows the canvas to 150x150, browsers clip "
+            + "to the 100x100 screen (GIFCoderTests.framesOutsideTheScreenAreClipped)"),
+        "pillow/test_extents_transparency.gif": ([1], "frame outside the screen: Pillow grows the canvas to 150x150, "
+            + "browsers clip to the 100x100 screen (GIFCoderTests.framesOutsideTheScreenAreClipped)"),
     ]
 
     @Test func corpusIsPresentOnCI() {

@@ -1,0 +1,90 @@
+import Foundation
+import Decoding
+
+/// An in-memory image cache that purges least-recently-used images when it grows past its capacity
+/// (AFNetworking's `AFAutoPurgingImageCache`).
+///
+/// Cost is `DecodedImage.memoryCost` (width × height × 4 over all frames). When an insertion takes usage
+/// above `memoryCapacity`, the least recently accessed images are removed until usage is at most
+/// `preferredMemoryUsageAfterPurge`. Every access, reads included (they refresh the access order), happens
+/// under one lock, which avoids AFNetworking's LRU races between concurrent reads and purges.
+public final class AutoPurgingImageCache: ImageRequestCache, @unchecked Sendable {  // `lock` guards `entries`, `usage`, `clock`
+    private struct Entry {
+        var image: DecodedImage
+        var cost: UInt64
+        var lastAccess: UInt64
+    }
+
+    /// Bytes of pixels above which a purge happens.
+    public let memoryCapacity: UInt64
+    /// Bytes of pixels a purge goes down to.
+    public let preferredMemoryUsageAfterPurge: UInt64
+
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    private var usage: UInt64 = 0
+    /// A counter rather than a date: strictly increasing, so the access order has no ties.
+    private var clock: UInt64 = 0
+
+    /// `preferredMemoryUsageAfterPurge` is clamped to `memoryCapacity`.
+    public init(memoryCapacity: UInt64 = 100 * 1024 * 1024, preferredMemoryUsageAfterPurge: UInt64 = 60 * 1024 * 1024) {
+        self.memoryCapacity = memoryCapacity
+        self.preferredMemoryUsageAfterPurge = min(preferredMemoryUsageAfterPurge, memoryCapacity)
+    }
+
+    /// Bytes of pixels currently held.
+    public var memoryUsage: UInt64 { lock.withLock { usage } }
+
+    /// How many images are held.
+    public var count: Int { lock.withLock { entries.count } }
+
+    public func add(_ image: DecodedImage, withIdentifier identifier: String) {
+        let cost = UInt64(max(0, image.memoryCost))
+        lock.withLock {
+            clock &+= 1
+            if let old = entries[identifier] { usage -= old.cost }
+            entries[identifier] = Entry(image: image, cost: cost, lastAccess: clock)
+            usage += cost
+            if usage > memoryCapacity { purge() }
+        }
+    }
+
+    /// Under `lock`: drops least recently used images until usage is at most the preferred size.
+    private func purge() {
+        let oldestFirst = entries.sorted { $0.value.lastAccess < $1.value.lastAccess }
+        for (identifier, entry) in oldestFirst {
+            if usage <= preferredMemoryUsageAfterPurge { break }
+            entries[identifier] = nil
+            usage -= entry.cost
+        }
+    }
+
+    @discardableResult
+    public func removeImage(withIdentifier identifier: String) -> Bool {
+        lock.withLock {
+            guard let entry = entries.removeValue(forKey: identifier) else { return false }
+            usage -= entry.cost
+            return true
+        }
+    }
+
+    @discardableResult
+    public func removeAllImages() -> Bool {
+        lock.withLock {
+            let hadImages = !entries.isEmpty
+            entries.removeAll()
+            usage = 0
+            return hadImages
+        }
+    }
+
+    public func image(withIdentifier identifier: String) -> DecodedImage? {
+        lock.withLock {
+            guard var entry = entries[identifier] else { return nil }
+            clock &+= 1
+            entry.lastAccess = clock
+            entries[identifier] = entry
+            return entry.image
+        }
+    }
+}

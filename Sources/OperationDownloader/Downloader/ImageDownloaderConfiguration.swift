@@ -1,0 +1,66 @@
+import Foundation
+import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// In which order queued downloads start.
+public enum ImageDownloaderExecutionOrder: Sendable {
+    /// First in, first out.
+    case fifo
+    /// Last in, first out: each new download becomes a dependency of every pending one.
+    case lifo
+}
+
+/// Everything an `ImageDownloader` is created with. A value: the downloader keeps its own copy, so later
+/// changes to this value do not affect a downloader already created.
+public struct ImageDownloaderConfiguration {
+    /// How many downloads run at once (SDWebImage's default: 6).
+    public var maxConcurrentDownloads: Int = 6
+    /// Seconds a whole download may take; also the request's idle timeout (rounded up to whole seconds,
+    /// at least 1, because URLSession on Linux truncates it).
+    public var downloadTimeout: TimeInterval = 15
+    /// Report progress only after this fraction (0...1) of the expected size arrived since the last report
+    /// (the last report is always delivered). 0 reports every chunk.
+    public var minimumProgressInterval: Double = 0
+    /// FIFO or LIFO.
+    public var executionOrder: ImageDownloaderExecutionOrder = .fifo
+    /// The session configuration to copy. The downloader always turns off the session's URL cache and cookie
+    /// handling (see Docs/Linux.md) and raises `httpMaximumConnectionsPerHost` to `maxConcurrentDownloads`.
+    public var sessionConfiguration: URLSessionConfiguration = .default
+    /// The operation class to create (default `ImageDownloaderOperation`).
+    public var operationClass: (any ImageDownloaderOperationProtocol.Type)?
+    /// The credential answered to authentication challenges.
+    public var urlCredential: URLCredential?
+    /// With `password`: a credential used when `urlCredential` is nil.
+    public var username: String?
+    /// With `username`: a credential used when `urlCredential` is nil.
+    public var password: String?
+    /// Accepted HTTP status codes; `nil` means 200..<300.
+    public var acceptableStatusCodes: IndexSet?
+    /// Accepted MIME types (lower-case, "image/*" style wildcards allowed); `nil` accepts any.
+    public var acceptableContentTypes: Set<String>?
+    /// Where completions and notifications run; `nil` means the main queue on Apple platforms and a
+    /// private serial queue elsewhere (Linux programs rarely spin the main run loop).
+    public var callbackQueue: DispatchQueue?
+    /// The memory cache consulted before downloading and filled after decoding; `nil` disables it.
+    public var imageCache: (any ImageRequestCache)? = AutoPurgingImageCache()
+    /// Bodies larger than this fail with `.responseTooLarge` (checked against the announced length and
+    /// while receiving). Default 256 MiB.
+    public var maximumResponseSize: Int = 256 * 1024 * 1024
+    /// At most one partial image per this many seconds for `.progressiveLoad`. Default 0.1 s.
+    public var progressiveDecodingInterval: TimeInterval = 0.1
+    /// Images whose header declares more pixels fail before any pixel memory is allocated.
+    public var maximumPixelCount: Int = ImageDecodingOptions.defaultMaximumPixelCount
+    /// The coders to decode with.
+    public var codersManager: ImageCodersManager = .shared
+
+    public init() {}
+
+    /// The credential to answer challenges with: `urlCredential`, else one made of `username`/`password`.
+    var effectiveCredential: URLCredential? {
+        if let urlCredential { return urlCredential }
+        guard let username, let password else { return nil }
+        return URLCredential(user: username, password: password, persistence: .forSession)
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Timings and sizes of one download, measured by the package itself (URLSession on Linux delivers no
+/// task metrics). All dates are wall-clock; `nil` means the phase was not reached.
+public struct ImageDownloadMetrics: Sendable, Equatable {
+    /// When the operation was created (queued).
+    public var queuedAt: Date
+    /// When the operation started its network task.
+    public var startedAt: Date?
+    /// When the (final) response headers arrived.
+    public var responseAt: Date?
+    /// When the first body byte arrived.
+    public var firstByteAt: Date?
+    /// When the operation finished (after decoding).
+    public var finishedAt: Date?
+    /// Body bytes received for the final response.
+    public var receivedBytes: Int
+    /// The size the response announced, or -1 when unknown.
+    public var expectedBytes: Int
+    /// The final HTTP status code.
+    public var statusCode: Int?
+    /// How many redirects were followed.
+    public var redirectCount: Int
+
+    public init(queuedAt: Date = Date()) {
+        self.queuedAt = queuedAt
+        self.receivedBytes = 0
+        self.expectedBytes = -1
+        self.redirectCount = 0
+    }
+
+    /// Time spent waiting in the queue.
+    public var queueDuration: TimeInterval? { startedAt.map { $0.timeIntervalSince(queuedAt) } }
+    /// Start of the task to the response headers.
+    public var timeToResponse: TimeInterval? {
+        guard let s = startedAt, let r = responseAt else { return nil }
+        return r.timeIntervalSince(s)
+    }
+    /// Start of the task to the end (transfer and decode).
+    public var totalDuration: TimeInterval? {
+        guard let s = startedAt, let f = finishedAt else { return nil }
+        return f.timeIntervalSince(s)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Decoding
+
+/// One caller of an operation: its handlers, the queue they run on, and whether it was cancelled.
+/// The record itself is the caller's cancel token (`addHandlers` returns it).
+final class CallbackRecord: @unchecked Sendable {  // handlers and queue are immutable; `cancelled` is a lock-guarded flag
+    let progress: ImageDownloaderProgressHandler?
+    let completed: ImageDownloaderCompletedHandler?
+    let queue: DispatchQueue
+    private let cancelled = OnceFlag()
+
+    init(progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, queue: DispatchQueue) {
+        self.progress = progress
+        self.completed = completed
+        self.queue = queue
+    }
+
+    /// Set when the caller's token was cancelled: progress and partial images queued before then are dropped.
+    var isCancelled: Bool { cancelled.isClaimed }
+    func markCancelled() { _ = cancelled.claim() }
+
+    func deliverProgress(_ received: Int, _ expected: Int, _ url: URL?) {
+        guard let progress else { return }
+        queue.async { [self] in
+            if !isCancelled { progress(received, expected, url) }
+        }
+    }
+
+    func deliverPartial(_ image: DecodedImage) {
+        guard let completed else { return }
+        queue.async { [self] in
+            if !isCancelled { completed(image, nil, nil, false) }
+        }
+    }
+
+    /// The one final call. Callers reach this at most once because whoever removes the record from the
+    /// store (finish, cancel of this token, cancel of the operation) is the only one that answers it.
+    func deliverFinal(image: DecodedImage?, data: Data?, error: (any Error)?) {
+        guard let completed else { return }
+        queue.async { completed(image, data, error, true) }
+    }
+}
+
+/// The callers of one operation (SDWebImage's `callbackBlocks` behind a barrier queue).
+///
+/// Reads use `sync`, every mutation is a barrier. Removing the last caller closes the store in the same
+/// critical section, so no caller can join an operation that is about to be cancelled.
+final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrier writes) guards `records` and `closed`
+    private let queue = DispatchQueue(label: "OperationDownloader.CallbackStore", attributes: .concurrent)
+    private var records: [CallbackRecord] = []
+    private var closed = false
+
+    /// Adds a caller; false when the store is closed (the operation finished, was cancelled, or lost its last caller).
+    func add(_ record: CallbackRecord) -> Bool {
+        queue.sync(flags: .barrier) {
+            if closed { return false }
+            records.append(record)
+            return true
+        }
+    }
+
+    /// Removes `record`. `removed` says it was still there (so the caller answers it); `wasLast` says it was
+    /// the last one, in which case the store is now closed and the operation must be cancelled.
+    func remove(_ record: CallbackRecord) -> (removed: Bool, wasLast: Bool) {
+        queue.sync(flags: .barrier) {
+            guard let index = records.firstIndex(where: { $0 === record }) else { return (false, false) }
+            records.remove(at: index)
+            if records.isEmpty { closed = true }
+            return (true, records.isEmpty)
+        }
+    }
+
+    /// Closes the store and hands back every remaining caller, for the final answer.
+    func closeAndTakeAll() -> [CallbackRecord] {
+        queue.sync(flags: .barrier) {
+            closed = true
+            let all = records
+            records = []
+            return all
+        }
+    }
+
+    /// The current callers, for progress and partial images.
+    var snapshot: [CallbackRecord] {
+        queue.sync { records }
+    }
+
+    var isClosed: Bool {
+        queue.sync { closed }
+    }
+}

@@ -1,0 +1,617 @@
+import Foundation
+import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Downloads and decodes one URL for any number of coalesced callers (SDWebImage's
+/// `SDWebImageDownloaderOperation`, with the fixes described in SPEC §5).
+///
+/// An asynchronous `Operation`: `start()` creates the data task, the session's delegate callbacks (routed
+/// here by the downloader, or from the operation's own session) fill the buffer, and the operation finishes
+/// after every caller has been answered exactly once. Subclass it to customise downloads and set
+/// `ImageDownloaderConfiguration.operationClass`.
+open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol, @unchecked Sendable {
+    // `lock` guards every mutable stored property below; callers are in `callbacks` (its own barrier queue).
+
+    /// Redirects followed before failing with `URLError.httpTooManyRedirects` (browsers use about 20).
+    public static let maximumRedirects = 20
+
+    private enum Phase { case pending, starting, running, done }
+
+    private let lock = NSLock()
+    private let callbacks = CallbackStore()
+    private let originalRequest: URLRequest
+    private let options: ImageDownloaderOptions
+    private let context: ImageDownloaderContext
+    private let callbackQueue: DispatchQueue
+    /// Decoding (partial and final) runs here, never on the session's delegate queue.
+    private let coderQueue = DispatchQueue(label: "OperationDownloader.coder")
+
+    private var phase = Phase.pending
+    private var cancelRequested = false
+    private var executingFlag = false
+    private var finishedFlag = false
+    private var borrowedSession: URLSession?
+    private var ownedSession: URLSession?
+    private var task: URLSessionDataTask?
+    private var currentResponse: URLResponse?
+    private var buffer = Data()
+    private var expectedSize = -1
+    private var lastReportedSize = -1
+    /// The current response is a 401 that an authentication retry should replace: its body is not reported.
+    private var awaitingAuthRetry = false
+    private var authAttempts = 0
+    private var stopPosted = false
+    private var progressive: ProgressiveDecoding?
+    private var timeoutTimer: (any DispatchSourceTimer)?
+    private var backgroundTask: (provider: any BackgroundTaskProvider, id: Int)?
+    private var measured: ImageDownloadMetrics
+    private var storedCredential: URLCredential?
+    private var storedMinimumProgressInterval: Double = 0
+    private var storedStatusCodes: IndexSet?
+    private var storedContentTypes: Set<String>?
+    /// Set by the downloader: told about the task before it is resumed, so callbacks route without a search.
+    private var taskCreated: (@Sendable (URLSessionTask) -> Void)?
+
+    func onTaskCreated(_ body: @escaping @Sendable (URLSessionTask) -> Void) {
+        lock.withLock { taskCreated = body }
+    }
+
+    /// `session` is borrowed (the downloader's); with `nil` the operation creates and owns one.
+    public required init(
+        request: URLRequest, session: URLSession?, options: ImageDownloaderOptions, context: ImageDownloaderContext?
+    ) {
+        self.originalRequest = request
+        self.borrowedSession = session
+        self.options = options
+        self.context = context ?? ImageDownloaderContext()
+        self.callbackQueue = self.context.callbackQueue ?? ImageDownloader.platformDefaultCallbackQueue
+        self.measured = ImageDownloadMetrics(queuedAt: Date())
+        super.init()
+    }
+
+    // MARK: - Protocol properties
+
+    public var request: URLRequest? { originalRequest }
+    public var response: URLResponse? { lock.withLock { currentResponse } }
+    public var dataTask: URLSessionTask? { lock.withLock { task } }
+    public var metrics: ImageDownloadMetrics? { lock.withLock { measured } }
+    public var credential: URLCredential? {
+        get { lock.withLock { storedCredential } }
+        set { lock.withLock { storedCredential = newValue } }
+    }
+    public var minimumProgressInterval: Double {
+        get { lock.withLock { storedMinimumProgressInterval } }
+        set { lock.withLock { storedMinimumProgressInterval = min(1, max(0, newValue)) } }
+    }
+    public var acceptableStatusCodes: IndexSet? {
+        get { lock.withLock { storedStatusCodes } }
+        set { lock.withLock { storedStatusCodes = newValue } }
+    }
+    public var acceptableContentTypes: Set<String>? {
+        get { lock.withLock { storedContentTypes } }
+        set { lock.withLock { storedContentTypes = newValue.map { Set($0.map { $0.lowercased() }) } } }
+    }
+
+    /// The options this operation was created with.
+    public var downloadOptions: ImageDownloaderOptions { options }
+
+    // MARK: - Operation state (manual KVO)
+
+    open override var isAsynchronous: Bool { true }
+    open override var isExecuting: Bool { lock.withLock { executingFlag } }
+    open override var isFinished: Bool { lock.withLock { finishedFlag } }
+
+    private func setExecuting(_ value: Bool) {
+        willChangeValue(forKey: "isExecuting")
+        lock.withLock { executingFlag = value }
+        didChangeValue(forKey: "isExecuting")
+    }
+
+    private func setFinished() {
+        let wasExecuting = lock.withLock { executingFlag }
+        if wasExecuting { willChangeValue(forKey: "isExecuting") }
+        willChangeValue(forKey: "isFinished")
+        lock.withLock {
+            executingFlag = false
+            finishedFlag = true
+        }
+        didChangeValue(forKey: "isFinished")
+        if wasExecuting { didChangeValue(forKey: "isExecuting") }
+    }
+
+    // MARK: - Callers
+
+    public func addHandlers(
+        forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?
+    ) -> AnyObject? {
+        let record = CallbackRecord(progress: progress, completed: completed, queue: callbackQueue)
+        return callbacks.add(record) ? record : nil
+    }
+
+    /// Adds a caller whose handlers run on `queue` instead of the operation's callback queue.
+    func addHandlers(
+        forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
+        queue: DispatchQueue?
+    ) -> AnyObject? {
+        let record = CallbackRecord(progress: progress, completed: completed, queue: queue ?? callbackQueue)
+        return callbacks.add(record) ? record : nil
+    }
+
+    @discardableResult
+    public func cancel(_ token: AnyObject?) -> Bool {
+        guard let record = token as? CallbackRecord else { return false }
+        let (removed, wasLast) = callbacks.remove(record)
+        guard removed else { return false }
+        record.markCancelled()
+        record.deliverFinal(image: nil, data: nil, error: ImageDownloaderError.cancelled)
+        if wasLast { cancel() }
+        return wasLast
+    }
+
+    // MARK: - Lifecycle
+
+    open override func start() {
+        let finishAtOnce: Bool? = lock.withLock {
+            guard phase == .pending else { return nil }
+            if cancelRequested || isCancelled {
+                phase = .done
+                return true
+            }
+            phase = .starting
+            return false
+        }
+        guard let finishAtOnce else { return }
+        if finishAtOnce {
+            answerAll(error: ImageDownloaderError.cancelled)
+            releaseResources()
+            setFinished()
+            return
+        }
+        setExecuting(true)
+        beginBackgroundTaskIfNeeded()
+
+        let session = lock.withLock { borrowedSession } ?? makeOwnedSession()
+        let newTask = session.dataTask(with: originalRequest)
+        let cancelledWhileStarting: Bool = lock.withLock {
+            task = newTask
+            measured.startedAt = Date()
+            phase = .running
+            return cancelRequested
+        }
+        lock.withLock { taskCreated }?(newTask)
+        if cancelledWhileStarting {
+            finish(error: ImageDownloaderError.cancelled, cancelTask: true)
+            return
+        }
+        if options.contains(.progressiveLoad), context.decryptor == nil {
+            let made = ProgressiveDecoding(
+                queue: coderQueue, manager: context.codersManager ?? .shared, options: decodingOptions(),
+                interval: context.progressiveDecodingInterval ?? 0.1)
+            lock.withLock { progressive = made }
+        }
+        for record in callbacks.snapshot { record.deliverProgress(0, -1, originalRequest.url) }
+        post(.imageDownloadStart)
+        scheduleTimeout()
+        newTask.resume()
+    }
+
+    open override func cancel() {
+        let phaseAtCancel: Phase = lock.withLock {
+            cancelRequested = true
+            return phase
+        }
+        super.cancel()
+        switch phaseAtCancel {
+        case .pending, .starting:
+            // Answer now; `start()` finishes the operation (it must never be finished before it started).
+            answerAll(error: ImageDownloaderError.cancelled)
+        case .running:
+            finish(error: ImageDownloaderError.cancelled, cancelTask: true)
+        case .done:
+            break
+        }
+    }
+
+    /// Ends the download: answers every remaining caller once, releases buffers, decoder, task and session,
+    /// then flips `isFinished`. Only the first call has an effect.
+    private func finish(image: DecodedImage? = nil, data: Data? = nil, error: (any Error)?, cancelTask: Bool) {
+        struct Taken {
+            var task: URLSessionDataTask?
+            var postStop: Bool
+        }
+        let taken: Taken? = lock.withLock {
+            guard phase == .running else { return nil }
+            phase = .done
+            measured.finishedAt = Date()
+            let postStop = !stopPosted
+            stopPosted = true
+            return Taken(task: task, postStop: postStop)
+        }
+        guard let taken else { return }
+        if cancelTask { taken.task?.cancel() }
+        if taken.postStop { post(.imageDownloadStop) }
+        if let error {
+            answerAll(error: error)
+        } else {
+            for record in callbacks.closeAndTakeAll() { record.deliverFinal(image: image, data: data, error: nil) }
+        }
+        releaseResources(cancelSession: cancelTask)
+        setFinished()
+    }
+
+    private func answerAll(error: any Error) {
+        for record in callbacks.closeAndTakeAll() { record.deliverFinal(image: nil, data: nil, error: error) }
+    }
+
+    /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.
+    private func releaseResources(cancelSession: Bool = false) {
+        let (session, timer, background) = lock.withLock {
+            let taken = (ownedSession, timeoutTimer, backgroundTask)
+            ownedSession = nil
+            borrowedSession = nil
+            timeoutTimer = nil
+            backgroundTask = nil
+            task = nil
+            buffer = Data()
+            progressive = nil
+            taskCreated = nil
+            return taken
+        }
+        timer?.cancel()
+        if cancelSession { session?.invalidateAndCancel() } else { session?.finishTasksAndInvalidate() }
+        if let background { background.provider.endBackgroundTask(background.id) }
+    }
+
+    private func makeOwnedSession() -> URLSession {
+        let configuration = URLSessionConfiguration.default
+        configuration.timeoutIntervalForRequest = 15
+        configuration.urlCache = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieStorage = nil
+        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+        lock.withLock { ownedSession = session }
+        return session
+    }
+
+    private func beginBackgroundTaskIfNeeded() {
+        guard options.contains(.continueInBackground), let provider = BackgroundTasks.provider else { return }
+        let id = provider.beginBackgroundTask { [weak self] in self?.cancel() }
+        guard let id else { return }
+        lock.withLock { backgroundTask = (provider, id) }
+    }
+
+    /// The total download timeout: URLSession on Linux ignores the resource timeout, so the package enforces it.
+    private func scheduleTimeout() {
+        let seconds = max(1, context.downloadTimeout ?? 15)
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + seconds)
+        timer.setEventHandler { [weak self] in
+            self?.finish(error: ImageDownloaderError.network(URLError(.timedOut)), cancelTask: true)
+        }
+        let keep: Bool = lock.withLock {
+            guard phase == .running else { return false }
+            timeoutTimer = timer
+            return true
+        }
+        if keep { timer.resume() }
+    }
+
+    private func post(_ name: Notification.Name) {
+        callbackQueue.async { [self] in NotificationCenter.default.post(name: name, object: self) }
+    }
+
+    /// Whether delegate callbacks for `task` still concern this operation.
+    private func isCurrent(_ task: URLSessionTask) -> Bool {
+        lock.withLock { phase == .running && self.task === task }
+    }
+
+    // MARK: - Validation
+
+    private func isAcceptable(status: Int) -> Bool {
+        if let codes = acceptableStatusCodes { return codes.contains(status) }
+        return (200..<300).contains(status)
+    }
+
+    private func isAcceptable(mimeType: String?) -> Bool {
+        guard let accepted = acceptableContentTypes else { return true }
+        guard let mime = mimeType?.lowercased() else { return false }
+        if accepted.contains(mime) { return true }
+        guard let slash = mime.firstIndex(of: "/") else { return false }
+        return accepted.contains(mime[..<slash] + "/*") || accepted.contains("*/*")
+    }
+
+    // MARK: - URLSessionDataDelegate
+
+    open func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        // Always allow: `.cancel` is ignored on Linux, so a rejected response is ended with `task.cancel()`.
+        defer { completionHandler(.allow) }
+        guard isCurrent(dataTask) else { return }
+        var response = response
+        if let modifier = context.responseModifier {
+            guard let modified = modifier.modifiedResponse(with: response) else {
+                finish(error: ImageDownloaderError.invalidDownloadResponse, cancelTask: true)
+                return
+            }
+            response = modified
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode
+        let hasCredential: Bool = lock.withLock {
+            currentResponse = response
+            buffer = Data()  // an authentication retry sends a second response
+            lastReportedSize = -1
+            measured.responseAt = Date()
+            measured.statusCode = status
+            measured.receivedBytes = 0
+            measured.firstByteAt = nil
+            awaitingAuthRetry = false
+            return storedCredential != nil && authAttempts == 0
+        }
+        if let status {
+            if status == 304 {
+                finish(error: ImageDownloaderError.notModified, cancelTask: true)
+                return
+            }
+            if !isAcceptable(status: status) {
+                if status == 401, hasCredential, sameOrigin(response.url, originalRequest.url) {
+                    // The challenge (and the retried request) follows this response on Linux.
+                    lock.withLock { awaitingAuthRetry = true }
+                    return
+                }
+                finish(error: ImageDownloaderError.invalidDownloadStatusCode(status), cancelTask: true)
+                return
+            }
+        }
+        if !isAcceptable(mimeType: response.mimeType) {
+            finish(error: ImageDownloaderError.invalidDownloadContentType(response.mimeType), cancelTask: true)
+            return
+        }
+        let announced = response.expectedContentLength
+        let limit = context.maximumResponseSize ?? Int.max
+        if announced > 0, announced > Int64(limit) {
+            finish(error: ImageDownloaderError.responseTooLarge(Int(clamping: announced)), cancelTask: true)
+            return
+        }
+        // gzip: the announced size is the compressed length or -1; progress clamps it to what arrived.
+        let expected = announced > 0 ? Int(clamping: announced) : -1
+        lock.withLock {
+            expectedSize = expected
+            measured.expectedBytes = expected
+            lastReportedSize = 0
+        }
+        for record in callbacks.snapshot { record.deliverProgress(0, expected, originalRequest.url) }
+        post(.imageDownloadReceiveResponse)
+    }
+
+    open func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        enum Action { case drop, tooLarge(Int), accept(report: (Int, Int)?, progressive: ProgressiveDecoding?) }
+        let limit = context.maximumResponseSize ?? Int.max
+        let action: Action = lock.withLock {
+            // Data keeps arriving after cancel() on Linux: drop it.
+            guard phase == .running, task === dataTask, !awaitingAuthRetry else { return .drop }
+            let (total, overflow) = buffer.count.addingReportingOverflow(data.count)
+            if overflow || total > limit { return .tooLarge(overflow ? Int.max : total) }
+            if buffer.isEmpty { measured.firstByteAt = Date() }
+            buffer.append(data)
+            measured.receivedBytes = total
+            let expected = expectedSize > 0 ? max(expectedSize, total) : -1
+            var report: (Int, Int)?
+            let interval = storedMinimumProgressInterval
+            if expected <= 0 || interval <= 0
+                || Double(total - max(0, lastReportedSize)) / Double(expected) >= interval || total >= expected {
+                lastReportedSize = total
+                report = (total, expected)
+            }
+            return .accept(report: report, progressive: progressive)
+        }
+        switch action {
+        case .drop:
+            return
+        case .tooLarge(let size):
+            finish(error: ImageDownloaderError.responseTooLarge(size), cancelTask: true)
+        case .accept(let report, let progressive):
+            if let (received, expected) = report {
+                for record in callbacks.snapshot { record.deliverProgress(received, expected, originalRequest.url) }
+            }
+            progressive?.feed(data) { [weak self] image in self?.deliverPartial(image) }
+        }
+    }
+
+    private func deliverPartial(_ image: DecodedImage) {
+        guard lock.withLock({ phase == .running }) else { return }
+        var image = image
+        image.scale = decodingOptions().scaleFactor
+        for record in callbacks.snapshot { record.deliverPartial(image) }
+    }
+
+    open func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard isCurrent(task) else { return }
+        if let error {
+            let failure: ImageDownloaderError
+            if let urlError = error as? URLError {
+                if urlError.code == .cancelled && lock.withLock({ cancelRequested }) {
+                    failure = .cancelled
+                } else if let unsupported = unsupportedInvalidCertificate(urlError) {
+                    failure = unsupported
+                } else {
+                    failure = .network(urlError)
+                }
+            } else {
+                failure = .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))
+            }
+            finish(error: failure, cancelTask: false)
+            return
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode
+        if let status, !isAcceptable(status: status) {
+            // A 401 kept for an authentication retry that never came.
+            finish(error: ImageDownloaderError.invalidDownloadStatusCode(status), cancelTask: false)
+            return
+        }
+        let (data, progressive, report): (Data, ProgressiveDecoding?, Bool) = lock.withLock {
+            stopPosted = true
+            let report = lastReportedSize != buffer.count || expectedSize != buffer.count
+            lastReportedSize = buffer.count
+            return (buffer, self.progressive, report)
+        }
+        if report {
+            for record in callbacks.snapshot { record.deliverProgress(data.count, data.count, originalRequest.url) }
+        }
+        post(.imageDownloadStop)
+        post(.imageDownloadFinish)
+        coderQueue.async { [self] in decodeAndFinish(data, progressive: progressive) }
+    }
+
+    /// Linux cannot accept an invalid certificate per request (no server-trust challenge exists there): with
+    /// `.allowInvalidSSLCertificates`, a TLS failure says so instead of looking like an ordinary network error.
+    private func unsupportedInvalidCertificate(_ error: URLError) -> ImageDownloaderError? {
+        #if canImport(FoundationNetworking)
+        guard options.contains(.allowInvalidSSLCertificates), originalRequest.url?.scheme?.lowercased() == "https" else {
+            return nil
+        }
+        let tlsCodes: Set<URLError.Code> = [
+            .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+        ]
+        let message = error.localizedDescription
+        guard tlsCodes.contains(error.code) || message.contains("SSL") || message.contains("certificate") else { return nil }
+        return .unsupportedOnPlatform(
+            "allowInvalidSSLCertificates: URLSession on Linux cannot accept an invalid certificate (\(message))")
+        #else
+        return nil
+        #endif
+    }
+
+    // MARK: - Decoding
+
+    private func decodingOptions() -> ImageDecodingOptions {
+        let key = originalRequest.url?.absoluteString ?? ""
+        return ImageDecodingOptions(
+            scaleFactor: context.imageScaleFactor ?? imageScaleFactor(forKey: key),
+            thumbnailPixelSize: context.thumbnailPixelSize,
+            scaleDownLimitBytes: options.contains(.scaleDownLargeImages) ? ImageDecodingOptions.defaultScaleDownLimitBytes : nil,
+            decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
+            maximumPixelCount: context.maximumPixelCount ?? ImageDecodingOptions.defaultMaximumPixelCount)
+    }
+
+    /// On the coder queue: decryptor, then the incremental decoder's final image or a one-shot decode.
+    private func decodeAndFinish(_ received: Data, progressive: ProgressiveDecoding?) {
+        guard lock.withLock({ phase == .running }) else { return }
+        guard !received.isEmpty else {
+            finish(error: ImageDownloaderError.badImageData("empty response body"), cancelTask: false)
+            return
+        }
+        var data = received
+        if let decryptor = context.decryptor {
+            guard let decrypted = decryptor.decryptedData(with: received, response: response), !decrypted.isEmpty else {
+                finish(error: ImageDownloaderError.badImageData("the decryptor returned no data"), cancelTask: false)
+                return
+            }
+            data = decrypted
+        }
+        if options.contains(.avoidDecodeImage) {
+            finish(image: nil, data: data, error: nil, cancelTask: false)
+            return
+        }
+        let decoded: Result<DecodedImage, any Error>
+        if let result = progressive?.finish() {
+            decoded = result
+        } else {
+            let manager = context.codersManager ?? .shared
+            let options = decodingOptions()
+            decoded = Result { try manager.decode(data, options: options) }
+        }
+        switch decoded {
+        case .success(var image):
+            guard image.width > 0, image.height > 0, !image.pixels.isEmpty else {
+                finish(error: ImageDownloaderError.badImageData("image has zero pixels"), cancelTask: false)
+                return
+            }
+            image.scale = decodingOptions().scaleFactor
+            image.isIncomplete = false
+            finish(image: image, data: data, error: nil, cancelTask: false)
+        case .failure(let error):
+            finish(error: ImageDownloaderError.badImageData(String(describing: error)), cancelTask: false)
+        }
+    }
+
+    // MARK: - URLSessionTaskDelegate
+
+    open func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(Security)
+        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+            handleServerTrust(challenge, completionHandler: completionHandler)
+            return
+        }
+        #endif
+        // Never `.performDefaultHandling` (it hangs forever on Linux) and never a nil credential (it crashes).
+        let credential: URLCredential? = lock.withLock {
+            guard challenge.previousFailureCount == 0, let storedCredential,
+                  challenge.protectionSpace.host == originalRequest.url?.host else { return nil }
+            authAttempts += 1
+            return storedCredential
+        }
+        if let credential {
+            completionHandler(.useCredential, credential)
+            return
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+        // The 401 already reached us: report it as the HTTP error it is.
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 401
+        finish(error: ImageDownloaderError.invalidDownloadStatusCode(status), cancelTask: true)
+    }
+
+    #if canImport(Security)
+    /// Apple platforms only: Linux has no server-trust challenge (an invalid certificate simply fails).
+    private func handleServerTrust(
+        _ challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        if options.contains(.allowInvalidSSLCertificates), let trust = challenge.protectionSpace.serverTrust {
+            completionHandler(.useCredential, URLCredential(trust: trust))
+        } else {
+            completionHandler(.performDefaultHandling, nil)
+        }
+    }
+    #endif
+
+    open func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let count: Int = lock.withLock {
+            measured.redirectCount += 1
+            return measured.redirectCount
+        }
+        if count > Self.maximumRedirects {
+            finish(error: ImageDownloaderError.network(URLError(.httpTooManyRedirects)), cancelTask: true)
+            completionHandler(nil)
+            return
+        }
+        var redirected = request
+        let crossesOrigin = !sameOrigin(request.url, originalRequest.url)
+        // Keep the downloader's headers (Accept, User-Agent, modifier headers), but never send the
+        // Authorization header to another host.
+        for (field, value) in originalRequest.allHTTPHeaderFields ?? [:]
+        where redirected.value(forHTTPHeaderField: field) == nil {
+            if crossesOrigin && field.caseInsensitiveCompare("Authorization") == .orderedSame { continue }
+            redirected.setValue(value, forHTTPHeaderField: field)
+        }
+        if crossesOrigin { redirected.setValue(nil, forHTTPHeaderField: "Authorization") }
+        completionHandler(redirected)
+    }
+}
+
+/// Same scheme, host and port: credentials may be sent.
+func sameOrigin(_ a: URL?, _ b: URL?) -> Bool {
+    guard let a, let b else { return false }
+    func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil) }
+    return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && port(a) == port(b)
+}

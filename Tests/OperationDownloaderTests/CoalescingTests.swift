@@ -1,0 +1,137 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Decoding
+import OperationDownloader
+import Testing
+
+/// One operation per URL in flight; each caller has its own token (AFNetworking receipts, SDWebImage tokens).
+@Suite struct CoalescingTests {
+    let server = FixtureServer.shared
+
+    @Test func manyCallersOfOneURLMakeOneRequest() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
+        let recorders = (0..<20).map { _ in DownloadRecorder() }
+        let tokens = recorders.map { downloader.downloadImage(url, completed: $0.completed) }
+        #expect(tokens.allSatisfy { $0 != nil })
+        #expect(downloader.currentDownloadCount == 1)
+        server.release(tag)
+        for recorder in recorders { await recorder.waitForCompletion() }
+        #expect(recorders.allSatisfy { $0.finals.count == 1 && $0.final?.image?.width == 160 })
+        #expect(server.stats(tag: tag).count == 1)
+    }
+
+    @Test func cancellingOneCallerLeavesTheOthersSucceeding() async throws {
+        let (downloader, queue) = makeDownloader()
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
+        let recorders = (0..<3).map { _ in DownloadRecorder() }
+        let tokens = recorders.map { downloader.downloadImage(url, progress: $0.progress, completed: $0.completed) }
+        // Wait until the request is at the server, so the cancel happens mid-download.
+        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        tokens[1]?.cancel()
+        tokens[1]?.cancel()  // a second cancel is a no-op
+        await recorders[1].waitForCompletion()
+        #expect(recorders[1].downloaderError?.caseName == "cancelled")
+        server.release(tag)
+        await recorders[0].waitForCompletion()
+        await recorders[2].waitForCompletion()
+        await drain(queue)
+        #expect(recorders[0].final?.image?.width == 160)
+        #expect(recorders[2].final?.image?.width == 160)
+        #expect(recorders.allSatisfy { $0.finals.count == 1 })
+        // The cancelled caller got nothing after its cancellation answer.
+        #expect(recorders[1].events.last == "final")
+        #expect(server.stats(tag: tag).count == 1)
+    }
+
+    @Test func cancellingEveryCallerAbortsTheTransfer() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        // ~70 KB in 1 KB chunks every 50 ms: several seconds unless aborted.
+        let url = server.url("/drip/baseline.jpg?chunk=1024&delay_ms=50&tag=\(tag)")
+        let recorders = (0..<3).map { _ in DownloadRecorder() }
+        let tokens = recorders.map { downloader.downloadImage(url, progress: $0.progress, completed: $0.completed) }
+        #expect(await waitUntil { recorders[0].progressList.contains { $0.0 > 0 } })
+        for token in tokens { token?.cancel() }
+        for recorder in recorders { await recorder.waitForCompletion() }
+        #expect(recorders.allSatisfy { $0.finals.count == 1 && $0.downloaderError?.caseName == "cancelled" })
+        // The server sees the client go away before the body was complete.
+        #expect(await waitUntil { server.requests(tag: tag).first?.finished != nil })
+        let logged = try #require(server.requests(tag: tag).first)
+        #expect(logged.aborted == true)
+        #expect((logged.bytesSent ?? 0) < 70522)
+        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+    }
+
+    @Test func aCancelledURLRequestedAgainDownloadsAfresh() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
+        let first = DownloadRecorder()
+        let token = downloader.downloadImage(url, completed: first.completed)
+        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        token?.cancel()
+        let second = DownloadRecorder()
+        let secondToken = downloader.downloadImage(url, completed: second.completed)
+        #expect(secondToken != nil)
+        #expect(secondToken !== token)
+        server.release(tag)
+        await first.waitForCompletion()
+        await second.waitForCompletion()
+        #expect(first.downloaderError?.caseName == "cancelled")
+        #expect(second.final?.image?.width == 1)
+        #expect(server.stats(tag: tag).count == 2)
+    }
+
+    @Test func differentCacheIdentifiersDownloadSeparately() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
+        let a = DownloadRecorder(), b = DownloadRecorder()
+        downloader.downloadImage(url, context: ImageDownloaderContext(cacheIdentifier: "a"), completed: a.completed)
+        downloader.downloadImage(url, context: ImageDownloaderContext(cacheIdentifier: "b"), completed: b.completed)
+        server.release(tag)
+        await a.waitForCompletion()
+        await b.waitForCompletion()
+        #expect(server.stats(tag: tag).count == 2)
+    }
+
+    @Test func callersOnTheirOwnCallbackQueues() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
+        let queueA = DispatchQueue(label: "caller.a"), queueB = DispatchQueue(label: "caller.b")
+        let keyA = DispatchSpecificKey<String>(), keyB = DispatchSpecificKey<String>()
+        queueA.setSpecific(key: keyA, value: "a")
+        queueB.setSpecific(key: keyB, value: "b")
+        let seen = Locked<[String]>([])
+        let done = Locked(0)
+        downloader.downloadImage(url, context: ImageDownloaderContext(callbackQueue: queueA), completed: { _, _, _, finished in
+            if finished { seen.withLock { $0.append(DispatchQueue.getSpecific(key: keyA) ?? "?") }; done.withLock { $0 += 1 } }
+        })
+        downloader.downloadImage(url, context: ImageDownloaderContext(callbackQueue: queueB), completed: { _, _, _, finished in
+            if finished { seen.withLock { $0.append(DispatchQueue.getSpecific(key: keyB) ?? "?") }; done.withLock { $0 += 1 } }
+        })
+        server.release(tag)
+        #expect(await waitUntil { done.current == 2 })
+        #expect(Set(seen.current) == ["a", "b"])
+        #expect(server.stats(tag: tag).count == 1)
+    }
+}
+
+/// A lock-protected value for test closures.
+final class Locked<Value>: @unchecked Sendable {  // `lock` guards `value`
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    @discardableResult func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+    var current: Value { withLock { $0 } }
+}

@@ -1,0 +1,121 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Decoding
+import OperationDownloader
+import Testing
+
+/// Basic downloads against the fixture server: success, headers, invalid URLs, scale, async API.
+@Suite struct ImageDownloaderTests {
+    let server = FixtureServer.shared
+
+    @Test func downloadsAndDecodesAPNG() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        let token = downloader.downloadImage(
+            server.url("/images/image.png?tag=\(tag)"), progress: recorder.progress, completed: recorder.completed)
+        #expect(token != nil)
+        await recorder.waitForCompletion()
+        let final = try #require(recorder.final)
+        #expect(final.error == nil)
+        let image = try #require(final.image)
+        #expect(image.width == 160 && image.height == 120)
+        #expect(image.scale == 1)
+        #expect(!image.isIncomplete)
+        #expect(final.data == (try Data(contentsOf: TestCoders.fixtureFile("image.png"))))
+        #expect(recorder.finals.count == 1)
+        #expect(server.stats(tag: tag).count == 1)
+    }
+
+    @Test func sendsDefaultAndCustomHeaders() async throws {
+        let (downloader, _) = makeDownloader()
+        downloader.setValue("yes", forHTTPHeaderField: "X-Test-Header")
+        #expect(downloader.value(forHTTPHeaderField: "x-test-header") == "yes")
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)"), completed: recorder.completed)
+        await recorder.waitForCompletion()
+        let request = try #require(server.requests(tag: tag).first)
+        #expect(request.headers["accept"] == "image/*,*/*;q=0.8")
+        #expect(request.headers["user-agent"]?.hasPrefix("OperationDownloader/") == true)
+        #expect(request.headers["x-test-header"] == "yes")
+        #expect(request.headers["cookie"] == nil)
+    }
+
+    @Test func removedHeaderIsNotSent() async throws {
+        let (downloader, _) = makeDownloader()
+        downloader.setValue(nil, forHTTPHeaderField: "Accept")
+        downloader.setValue("custom/accept", forHTTPHeaderField: "accept")
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)"), completed: recorder.completed)
+        await recorder.waitForCompletion()
+        #expect(server.requests(tag: tag).first?.headers["accept"] == "custom/accept")
+    }
+
+    @Test func invalidURLCompletesSynchronouslyWithNilToken() {
+        let (downloader, _) = makeDownloader()
+        let recorder = DownloadRecorder()
+        let nilToken = downloader.downloadImage(nil, completed: recorder.completed)
+        #expect(nilToken == nil)
+        let fileToken = downloader.downloadImage(URL(fileURLWithPath: "/etc/hostname"), completed: recorder.completed)
+        #expect(fileToken == nil)
+        // Synchronous: both answered before downloadImage returned.
+        #expect(recorder.finals.count == 2)
+        #expect(recorder.finals.allSatisfy { ($0.error as? ImageDownloaderError)?.caseName == "invalidURL" })
+    }
+
+    @Test func scaleFactorComesFromTheURL() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let result = try await downloader.image(for: server.url("/images/image@2x.png?tag=\(tag)"))
+        let image = try #require(result.image)
+        #expect(image.width == 320 && image.height == 240)
+        #expect(image.scale == 2)
+        #expect(result.response?.statusCode == 200)
+        let metrics = try #require(result.metrics)
+        #expect(metrics.statusCode == 200)
+        #expect(metrics.receivedBytes == 201659)
+        #expect(metrics.startedAt != nil && metrics.responseAt != nil && metrics.firstByteAt != nil)
+    }
+
+    @Test func contextScaleFactorAndThumbnail() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let context = ImageDownloaderContext(imageScaleFactor: 3)
+        let result = try await downloader.image(for: server.url("/images/image.png?tag=\(tag)"), context: context)
+        #expect(result.image?.scale == 3)
+    }
+
+    @Test func avoidDecodeImageDeliversDataOnly() async throws {
+        let (downloader, _) = makeDownloader()
+        let tag = newTag()
+        let result = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)"), options: .avoidDecodeImage)
+        #expect(result.image == nil)
+        #expect(result.data.count == 70)
+    }
+
+    @Test func acceptableContentTypesAreEnforced() async throws {
+        let (downloader, _) = makeDownloader { $0.acceptableContentTypes = ["image/jpeg"] }
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)"), completed: recorder.completed)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "invalidDownloadContentType")
+
+        let (wildcard, _) = makeDownloader { $0.acceptableContentTypes = ["image/*"] }
+        let ok = try await wildcard.image(for: server.url("/images/tiny.png?tag=\(tag)"))
+        #expect(ok.image?.width == 1)
+    }
+
+    @Test func acceptableStatusCodesAreConfigurable() async throws {
+        let (downloader, _) = makeDownloader { $0.acceptableStatusCodes = IndexSet(integer: 201) }
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)"), completed: recorder.completed)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "status200")
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Decoding
+import OperationDownloader
+import Testing
+
+/// Progress reports and progressive (partial) images.
+@Suite struct ProgressTests {
+    let server = FixtureServer.shared
+
+    private func expectMonotonicEndingAtTotal(_ recorder: DownloadRecorder, total: Int,
+                                              sourceLocation: SourceLocation = #_sourceLocation) {
+        let list = recorder.progressList
+        #expect(list.first.map { $0 == (0, -1) } == true, "starts at (0, -1): \(list.prefix(3))", sourceLocation: sourceLocation)
+        #expect(zip(list, list.dropFirst()).allSatisfy { $0.0 <= $1.0 }, "monotonic", sourceLocation: sourceLocation)
+        #expect(list.last.map { $0 == (total, total) } == true, "ends at total: \(String(describing: list.last))",
+                sourceLocation: sourceLocation)
+        let events = recorder.events
+        #expect(events.last == "final", sourceLocation: sourceLocation)
+        #expect(events.dropLast().allSatisfy { $0 != "final" }, sourceLocation: sourceLocation)
+    }
+
+    @Test func progressIsMonotonicAndEndsAtTheTotal() async throws {
+        let (downloader, queue) = makeDownloader()
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/drip/image.png?chunk=4096&delay_ms=5&tag=\(tag)"),
+            progress: recorder.progress, completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        #expect(recorder.final?.image?.width == 160)
+        expectMonotonicEndingAtTotal(recorder, total: 55916)
+        #expect(recorder.progressList.count > 5)
+    }
+
+    @Test func minimumProgressIntervalThrottlesButKeepsTheLast() async throws {
+        let (downloader, queue) = makeDownloader { $0.minimumProgressInterval = 0.5 }
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/drip/image.png?chunk=1024&delay_ms=1&tag=\(tag)"),
+            progress: recorder.progress, completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        expectMonotonicEndingAtTotal(recorder, total: 55916)
+        // (0,-1), (0,total), at most two reports per half of the body, and the last.
+        #expect(recorder.progressList.count <= 6)
+    }
+
+    @Test func gzipBodyProgressIsClamped() async throws {
+        let (downloader, queue) = makeDownloader()
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/images/image.png?gzip=1&tag=\(tag)"), progress: recorder.progress, completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        #expect(recorder.final?.data?.count == 55916)
+        expectMonotonicEndingAtTotal(recorder, total: 55916)
+        #expect(recorder.progressList.allSatisfy { $0.1 == -1 || $0.0 <= $0.1 })
+    }
+
+    @Test func progressiveDownloadDeliversPartialsThenTheOneShotImage() async throws {
+        let coder = HeaderPNGTestCoder()
+        let manager = TestCoders.manager(with: coder)
+        let (downloader, queue) = makeDownloader {
+            $0.codersManager = manager
+            $0.progressiveDecodingInterval = 0
+        }
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/drip/image.png?chunk=2048&delay_ms=10&tag=\(tag)"), options: .progressiveLoad,
+            progress: recorder.progress, completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        let final = try #require(recorder.final?.image)
+        #expect(!recorder.partials.isEmpty)
+        #expect(recorder.partials.allSatisfy { $0.isIncomplete && $0.width == 160 })
+        #expect(!final.isIncomplete)
+        let data = try Data(contentsOf: TestCoders.fixtureFile("image.png"))
+        #expect(final == (try manager.decode(data)))
+        // ONE incremental decoder, fed every byte exactly once, in order.
+        let decoders = coder.incrementalDecoders()
+        #expect(decoders.count == 1)
+        #expect(decoders.first?.received == data)
+        expectMonotonicEndingAtTotal(recorder, total: 55916)
+    }
+
+    @Test func progressiveIntervalLimitsPartialImages() async throws {
+        let coder = HeaderPNGTestCoder()
+        let (downloader, queue) = makeDownloader {
+            $0.codersManager = TestCoders.manager(with: coder)
+            $0.progressiveDecodingInterval = 60
+        }
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/drip/image.png?chunk=2048&delay_ms=5&tag=\(newTag())"), options: .progressiveLoad,
+            completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        #expect(recorder.partials.count <= 1)
+        #expect(recorder.final?.image?.width == 160)
+    }
+
+    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"))
+    func progressiveJPEGFinalEqualsOneShotDecode() async throws {
+        let (downloader, queue) = makeDownloader {
+            $0.codersManager = .shared
+            $0.progressiveDecodingInterval = 0
+        }
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/drip/progressive.jpg?chunk=4096&delay_ms=20&tag=\(newTag())"), options: .progressiveLoad,
+            completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        let final = try #require(recorder.final?.image)
+        let oneShot = try ImageCodersManager.shared.decode(Data(contentsOf: TestCoders.fixtureFile("progressive.jpg")))
+        #expect(final.pixels == oneShot.pixels)
+        #expect(!recorder.partials.isEmpty)
+        #expect(recorder.partials.allSatisfy { $0.isIncomplete })
+    }
+
+    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
+    func interlacedPNGFinalEqualsOneShotDecode() async throws {
+        let (downloader, queue) = makeDownloader {
+            $0.codersManager = .shared
+            $0.progressiveDecodingInterval = 0
+        }
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/drip/adam7.png?chunk=4096&delay_ms=20&tag=\(newTag())"), options: .progressiveLoad,
+            completed: recorder.completed)
+        await recorder.waitForCompletion()
+        await drain(queue)
+        let final = try #require(recorder.final?.image)
+        let oneShot = try ImageCodersManager.shared.decode(Data(contentsOf: TestCoders.fixtureFile("adam7.png")))
+        #expect(final.width == 160 && final.height == 120)
+        #expect(final.pixels == oneShot.pixels)
+        #expect(recorder.partials.allSatisfy { $0.isIncomplete })
+    }
+
+    @Test func eventsStreamYieldsProgressPartialsAndResult() async throws {
+        let (downloader, _) = makeDownloader {
+            $0.codersManager = TestCoders.manager(with: HeaderPNGTestCoder())
+            $0.progressiveDecodingInterval = 0
+        }
+        var progress = 0, partials = 0
+        var result: ImageDownloadResult?
+        for try await event in downloader.events(
+            for: server.url("/drip/image.png?chunk=4096&delay_ms=10&tag=\(newTag())"), options: .progressiveLoad) {
+            switch event {
+            case .progress: progress += 1
+            case .partialImage(let image): partials += image.isIncomplete ? 1 : 0
+            case .completed(let value): result = value
+            }
+        }
+        #expect(progress > 2)
+        #expect(partials > 0)
+        #expect(result?.image?.width == 160)
+        #expect(result?.data.count == 55916)
+        #expect(result?.response?.statusCode == 200)
+    }
+}
