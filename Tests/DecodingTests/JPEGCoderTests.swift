@@ -424,3 +424,18 @@ private struct SplitMix64 {
         return z ^ (z >> 31)
     }
 }
+
+@Suite struct JPEGThumbnailSizeTests {
+    /// DCT pre-shrinking must not change the final size: 4031x3023 in a 100x100 box is 100x75 either way.
+    @Test func dctScaledThumbnailHasTheExactTargetSize() throws {
+        let source = DecodedImage(width: 4031, height: 3023, pixels: [UInt8](repeating: 200, count: 4031 * 3023 * 4), format: .png)
+        let jpeg = try JPEGCoder().encode(source, format: .jpeg, quality: 0.5)
+        let options = ImageDecodingOptions(thumbnailPixelSize: CGSize(width: 100, height: 100))
+        let expected = try #require(ImageScaler.targetSize(width: 4031, height: 3023, options: options))
+        let image = try ImageCodersManager.shared.decode(jpeg, options: options)
+        #expect(image.width == expected.width && image.height == expected.height)
+        let decoder = try #require(ImageCodersManager.shared.incrementalDecoder(for: jpeg, options: options))
+        try decoder.append(jpeg, isFinal: true)
+        #expect(decoder.currentImage()?.width == expected.width && decoder.currentImage()?.height == expected.height)
+    }
+}

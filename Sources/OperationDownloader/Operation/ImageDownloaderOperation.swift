@@ -295,7 +295,10 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             timeoutTimer = timer
             return true
         }
-        if keep { timer.resume() }
+        // Always activate: libdispatch traps when a never-resumed source is released, which happened when a
+        // cancel (for example from the start progress callback) ended the operation before this point.
+        timer.resume()
+        if !keep { timer.cancel() }
     }
 
     private func post(_ name: Notification.Name) {

@@ -42,9 +42,10 @@ public struct JPEGCoder: ProgressiveImageCoder {
                 }
                 initialized = count
             }
-            return DecodedImage(
+            let image = DecodedImage(
                 width: size.width, height: size.height, pixels: pixels, format: .jpeg,
                 orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0)
+            return JPEGDecompressor.exactTarget(image, header: header, options: options)
         }
     }
 

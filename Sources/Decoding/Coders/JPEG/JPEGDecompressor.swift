@@ -111,6 +111,15 @@ final class JPEGDecompressor {
         return 1
     }
 
+    /// Finishes a DCT-scaled decode at exactly the size `options` asks for the ORIGINAL dimensions, so a
+    /// thumbnail is the same size whether or not libjpeg pre-shrank it (the manager only sees the pre-shrunk
+    /// size and could otherwise round one pixel differently).
+    static func exactTarget(_ image: DecodedImage, header: Header, options: ImageDecodingOptions) -> DecodedImage {
+        guard let target = ImageScaler.targetSize(width: header.width, height: header.height, options: options),
+              target.width != image.width || target.height != image.height else { return image }
+        return ImageScaler.resize(image, width: target.width, height: target.height)
+    }
+
     private func check(_ status: cic_jpeg_status) throws {
         guard status == CIC_JPEG_ERROR else { return }
         let message = String(cString: cic_jpeg_decoder_error(handle))

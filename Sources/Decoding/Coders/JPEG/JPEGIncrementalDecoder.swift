@@ -63,9 +63,10 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             guard jpeg.progress.rows_decoded > 0 else { return nil }
         }
         // Shares the buffer (copy on write): free unless the caller still holds it when libjpeg writes again.
-        return DecodedImage(
+        let partial = DecodedImage(
             width: width, height: height, pixels: pixels, format: .jpeg,
             orientation: header.orientation, isIncomplete: true)
+        return JPEGDecompressor.exactTarget(partial, header: header, options: options)
     }
 
     private func advance(_ jpeg: JPEGDecompressor, isFinal: Bool) throws {
@@ -96,9 +97,11 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             return try jpeg.decode(into: base)
         }
         if finished {
-            finalImage = DecodedImage(
-                width: width, height: height, pixels: pixels, format: .jpeg,
-                orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0)
+            finalImage = JPEGDecompressor.exactTarget(
+                DecodedImage(
+                    width: width, height: height, pixels: pixels, format: .jpeg,
+                    orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0),
+                header: header, options: options)
             release()
         } else if isFinal {
             // A final source never suspends; reaching this would be a libjpeg surprise, reported cleanly.
