@@ -14,7 +14,8 @@ import FoundationNetworking
 ///   response, refreshed;
 /// - `completed(_:data:)` in `didCompleteWithError` (no error, acceptable status): the body stored;
 /// - `isCachedBody(_:)` before decoding: `.ignoreCachedResponse` and the bytes equal the cached ones →
-///   `ImageDownloaderError.cacheNotModified`.
+///   `ImageDownloaderError.cacheNotModified`;
+/// - `release()` when the operation releases its buffers.
 ///
 /// Without `.useURLCache` (`useURLCache == false`) the cache is neither read nor written; without
 /// `.handleCookies` no cookie is sent or stored.
@@ -150,6 +151,15 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     func isCachedBody(_ data: Data) -> Bool {
         guard ignoreCachedResponse else { return false }
         return lock.withLock { cachedBody } == data
+    }
+
+    /// Drops the stored body and response this transaction holds; the operation calls it before finishing
+    /// (finished operations can linger in an OperationQueue).
+    func release() {
+        lock.withLock {
+            revalidating = nil
+            cachedBody = nil
+        }
     }
 
     private func storeCookies(from response: HTTPURLResponse) {
