@@ -258,14 +258,14 @@ import Testing
         #expect(first.cachedResponse(for: F.request(url)) == nil)
     }
 
-    @Test func concurrentWritersAndReadersNeverSeeAMixedEntry() throws {
+    @Test func concurrentWritersAndReadersNeverSeeAMixedEntry() async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let caches = [HTTPImageCache(directory: dir.url), HTTPImageCache(directory: dir.url, memoryCapacity: 0)]
         let responses = try (0..<4).map { key in
             try F.response("http://127.0.0.1:8080/race\(key).png", headers: F.headers(["Cache-Control": "max-age=600"]))
         }
         let failures = HTTPCacheTestCounter()
-        DispatchQueue.concurrentPerform(iterations: 400) { i in
+        await offCooperativePool { DispatchQueue.concurrentPerform(iterations: 400) { i in
             let key = i % 4
             let cache = caches[i % 2]
             let request = F.request("http://127.0.0.1:8080/race\(key).png")
@@ -281,7 +281,7 @@ import Testing
                 let seq = Int(hit.response.value(forHTTPHeaderField: "X-Seq") ?? "") ?? -1
                 if hit.data != Data(repeating: UInt8(truncatingIfNeeded: seq), count: 8000 + seq) { failures.increment() }
             }
-        }
+        } }
         #expect(failures.value == 0)
         #expect(dir.entryFiles.count == 4)
         let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: dir.url.path)) ?? [])
@@ -325,25 +325,26 @@ import Testing
         #expect(evicted.allSatisfy { (2..<12).contains($0) }, "evicted \(evicted.sorted())")
     }
 
-    @Test func thousandEntriesIntoASmallCacheStayUnderCapacity() throws {
+    @Test func concurrentEntriesIntoASmallCacheStayUnderCapacity() async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let capacity = 2 * 1024 * 1024
-        // Two caches (as two downloaders or processes) writing into one directory from several threads.
+        let capacity = 512 * 1024
+        // Two caches (as two downloaders or processes) writing 400 entries (about 2 MB) into one directory
+        // from several threads.
         let caches = [HTTPImageCache(directory: dir.url, diskCapacity: capacity),
                       HTTPImageCache(directory: dir.url, diskCapacity: capacity, memoryCapacity: 0)]
         let response = try F.response("http://127.0.0.1:8080/", headers: F.headers(["Cache-Control": "max-age=600"]))
         let wrong = HTTPCacheTestCounter()
-        DispatchQueue.concurrentPerform(iterations: 1000) { i in
+        await offCooperativePool { DispatchQueue.concurrentPerform(iterations: 400) { i in
             let request = F.request("http://127.0.0.1:8080/many/\(i).png")
-            let body = Data(repeating: UInt8(i % 256), count: 1000 + (i * 7919) % 30_000)
+            let body = Data(repeating: UInt8(i % 256), count: 1000 + (i * 7919) % 8000)
             caches[i % 2].store(response, data: body, for: request, requestDate: Date(), responseDate: Date())
             // Read back something written earlier: either gone (trimmed) or exactly its bytes.
             let earlier = i / 2
             if let hit = caches[(i + 1) % 2].cachedResponse(for: F.request("http://127.0.0.1:8080/many/\(earlier).png")),
-               hit.data != Data(repeating: UInt8(earlier % 256), count: 1000 + (earlier * 7919) % 30_000) {
+               hit.data != Data(repeating: UInt8(earlier % 256), count: 1000 + (earlier * 7919) % 8000) {
                 wrong.increment()
             }
-        }
+        } }
         #expect(wrong.value == 0)
         // Each cache trims on its own running total, so together they may overshoot by what the other wrote
         // since its last scan; the next trim brings the directory back under the capacity.
@@ -351,7 +352,7 @@ import Testing
         let usage = caches[0].currentDiskUsage
         #expect(usage <= capacity)
         #expect(usage > capacity / 2)
-        #expect(dir.entryFiles.count < 1000)
+        #expect(dir.entryFiles.count < 400)
     }
 
     @Test func bodiesOverATenthOfTheCapacityAreNotStored() throws {
@@ -521,27 +522,46 @@ import Testing
 
     // MARK: Measurements (printed for the report; nothing here asserts a time)
 
-    @Test func diskUsageOfAThousandMixedEntries() throws {
+    /// Set to measure 1000 mixed entries (37 MB written; printed for Docs/HTTPCache.md). Off by default: that
+    /// much disk and CPU on a shared 2-core machine delays the cancellation tests that run in parallel.
+    static let measureLarge = ProcessInfo.processInfo.environment["OPERATIONDOWNLOADER_MEASURE"] != nil
+
+    @Test func diskUsageOfMixedEntries() async throws {
+        try await mixedEntries(count: 150)
+    }
+
+    @Test(.enabled(if: measureLarge)) func diskUsageOfAThousandMixedEntries() async throws {
+        try await mixedEntries(count: 1000)
+    }
+
+    func mixedEntries(count: Int) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let cache = HTTPImageCache(directory: dir.url)
-        var rng = HTTPCacheTestRandom(seed: 7)
-        var bodyBytes = 0
-        var stored = 0
         let start = Date()
-        for i in 0..<1000 {
-            // Mixed: icons (200 B–4 KB), thumbnails (10–60 KB), photos (100–400 KB); some uncacheable.
-            let kind = i % 10
-            let size: Int = kind < 4 ? 200 + Int(rng.next() % 3800)
-                : kind < 9 ? 10_000 + Int(rng.next() % 50_000) : 100_000 + Int(rng.next() % 300_000)
-            let headers: [String: String] = switch i % 7 {
-            case 0: ["Cache-Control": "no-store"]
-            case 1: ["ETag": "\"\(i)\""]
-            case 2: ["Last-Modified": HTTPDate.format(t0.addingTimeInterval(-86_400))]
-            case 3: ["Cache-Control": "max-age=60", "Vary": "Accept"]
-            default: ["Cache-Control": "max-age=3600", "ETag": "\"\(i)\""]
+        let base = t0
+        let (bodyBytes, stored) = await offCooperativePool { () -> (Int, Int) in
+            var rng = HTTPCacheTestRandom(seed: 7)
+            var bodyBytes = 0
+            var stored = 0
+            for i in 0..<count {
+                // Mixed: icons (200 B–4 KB), thumbnails (10–60 KB), photos (100–400 KB); a seventh uncacheable.
+                let kind = i % 10
+                let size: Int = kind < 4 ? 200 + Int(rng.next() % 3800)
+                    : kind < 9 ? 10_000 + Int(rng.next() % 50_000) : 100_000 + Int(rng.next() % 300_000)
+                let headers: [String: String] = switch i % 7 {
+                case 0: ["Cache-Control": "no-store"]
+                case 1: ["ETag": "\"\(i)\""]
+                case 2: ["Last-Modified": HTTPDate.format(base.addingTimeInterval(-86_400))]
+                case 3: ["Cache-Control": "max-age=60", "Vary": "Accept"]
+                default: ["Cache-Control": "max-age=3600", "ETag": "\"\(i)\""]
+                }
+                let url = F.url("http://127.0.0.1:8080/mixed/\(i).img?v=\(i % 3)")
+                guard let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                     headerFields: F.headers(headers)) else { continue }
+                cache.store(response, data: F.body(i, count: size), for: URLRequest(url: url), requestDate: base, responseDate: base)
+                if i % 7 != 0 { bodyBytes += size; stored += 1 }
             }
-            try put(cache, "http://127.0.0.1:8080/mixed/\(i).img?v=\(i % 3)", F.body(i, count: size), headers: F.headers(headers))
-            if i % 7 != 0 { bodyBytes += size; stored += 1 }
+            return (bodyBytes, stored)
         }
         let writeSeconds = Date().timeIntervalSince(start)
         let usage = cache.currentDiskUsage
@@ -558,7 +578,7 @@ import Testing
         #expect(dir.entryFiles.count == stored)
         #expect(usage <= cache.diskCapacity)
         #expect(logical >= bodyBytes)
-        print("HTTPImageCache 1000 mixed: \(stored) stored, bodies \(bodyBytes) B, files \(logical) B "
+        print("HTTPImageCache \(count) mixed: \(stored) stored, bodies \(bodyBytes) B, files \(logical) B "
               + "(overhead \(logical - bodyBytes) B = \((logical - bodyBytes) / max(1, stored)) B/entry), "
               + "counted usage \(usage) B (4 KiB blocks), allocated on disk \(allocated) B, write time \(String(format: "%.2f", writeSeconds)) s")
     }

@@ -48,15 +48,15 @@ enum HTTPCacheFixtures {
         try #require(HTTPURLResponse(url: url(string), statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers))
     }
 
-    /// Deterministic bytes standing in for an image body.
+    /// Deterministic bytes standing in for an image body (generated a word at a time: cheap in debug builds).
     static func body(_ seed: Int, count: Int) -> Data {
         var state = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15 | 1
-        var bytes = [UInt8](repeating: 0, count: count)
-        for i in 0..<count {
+        var words = [UInt64](repeating: 0, count: (count + 7) / 8)
+        for i in 0..<words.count {
             state ^= state << 13; state ^= state >> 7; state ^= state << 17
-            bytes[i] = UInt8(truncatingIfNeeded: state)
+            words[i] = state
         }
-        return Data(bytes)
+        return words.withUnsafeBytes { Data($0.prefix(count)) }
     }
 
     /// Headers with a Date header at `date` plus `extra`.
@@ -64,6 +64,15 @@ enum HTTPCacheFixtures {
         var result = ["Date": HTTPDate.format(date), "Content-Type": "image/png"]
         for (k, v) in extra { result[k] = v }
         return result
+    }
+}
+
+/// Runs heavy test work on a Dispatch thread instead of a cooperative-pool thread: on a 2-core machine the
+/// pool has two threads, and a test holding one for seconds delays the async, cancellation-sensitive tests
+/// that run in parallel with it. Expectations stay in the calling test: `body` returns what to check.
+func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: body()) }
     }
 }
 
