@@ -81,7 +81,6 @@ final class TokenHolder: @unchecked Sendable {  // `lock` guards `stored`, `isSe
     private var pending: (@Sendable (ImageDownloadToken?) -> Void)?
     private var cancelled = false
 
-    var token: ImageDownloadToken? { lock.withLock { stored } }
     var taskCancelled: Bool { lock.withLock { cancelled } }
 
     func set(_ token: ImageDownloadToken?) {
