@@ -66,6 +66,18 @@ import Testing
         #expect(log.last?.headers["if-modified-since"] != nil)
     }
 
+    @Test func progressiveLoadDecodesA304FromTheStoredBytes() async throws {
+        let dir = TemporaryCacheDirectory(); defer { dir.remove() }
+        let tag = newTag()
+        let url = server.url("/images/image.png?cc=no-cache&tag=\(tag)")
+        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let first = try await downloader.image(for: url, options: [.useURLCache, .progressiveLoad])
+        let second = try await downloader.image(for: url, options: [.useURLCache, .progressiveLoad])
+        #expect(second.metrics?.source == .revalidatedHTTPCache)
+        #expect(second.image?.pixels == first.image?.pixels)
+        #expect(second.image?.isIncomplete == false)
+    }
+
     @Test func noStoreAndMissingOptionAlwaysGoToTheServer() async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let downloader = downloader(HTTPImageCache(directory: dir.url))

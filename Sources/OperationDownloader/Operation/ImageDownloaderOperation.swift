@@ -543,7 +543,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             }
             let report = lastReportedSize != buffer.count || expectedSize != buffer.count
             lastReportedSize = buffer.count
-            return (buffer, self.progressive, report)
+            // The incremental decoder saw no bytes of a 304: the stored body is decoded in one shot.
+            return (buffer, revalidated == nil ? self.progressive : nil, report)
         }
         if report {
             for record in callbacks.snapshot { record.deliverProgress(data.count, data.count, originalRequest.url) }
