@@ -53,6 +53,14 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
                 return .failure
             }
         }
+        if let folder = options.httpCacheDirectory {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                Console.err("imagedl: cannot create --http-cache folder \(folder): \(error.localizedDescription)\n")
+                return .failure
+            }
+        }
         let downloader: ImageDownloader
         do {
             downloader = try makeDownloader()
@@ -91,6 +99,10 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         configuration.username = options.user
         configuration.password = options.password
         configuration.callbackQueue = queue
+        // Only the folder the user named: without --http-cache nothing is read from or written to disk.
+        configuration.httpCache = options.httpCacheDirectory.map {
+            HTTPImageCache(directory: URL(fileURLWithPath: $0, isDirectory: true))
+        }
         let downloader = ImageDownloader(configuration: configuration)
         for header in options.headers {
             downloader.setValue(header.value, forHTTPHeaderField: header.name)
@@ -108,6 +120,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private var downloaderOptions: ImageDownloaderOptions {
         var set: ImageDownloaderOptions = []
         if options.progressive { set.insert(.progressiveLoad) }
+        if options.httpCacheDirectory != nil { set.insert(.useURLCache) }
         return set
     }
 
@@ -185,7 +198,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             record.frames = max(1, image.frames.count)
             record.bytes = loaded.data?.count
             record.image = options.preview ? image : nil
-            record.cacheHit = loaded.source == .memoryCache
+            record.cacheHit = Self.isCacheHit(loaded)
             if let failure = save(record: record, image: image, data: loaded.data) {
                 record.state = .failed
                 record.error = failure
@@ -254,6 +267,16 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         for pane in panes.values { pane.cancelImageDownload() }
         // Cancelled downloads report back on this queue; do not wait for stragglers for long.
         queue.asyncAfter(deadline: .now() + 2) { [weak self] in self?.endRun() }
+    }
+
+    /// The image came from the memory cache, or its bytes from the HTTP cache (fresh, or revalidated by a 304
+    /// so that no body was transferred).
+    private static func isCacheHit(_ result: ImageTargetResult) -> Bool {
+        if result.source == .memoryCache { return true }
+        switch result.metrics?.source {
+        case .httpCache, .revalidatedHTTPCache: return true
+        case .network, nil: return false
+        }
     }
 
     // MARK: - Errors
