@@ -34,7 +34,7 @@ import Testing
         let options = try download([
             "http://a.test/1.png", "--concurrency", "3", "--lifo", "--progressive", "--output", "out", "--png",
             "--thumbnail", "320x240", "--json", "--preview", "--timeout", "2.5", "--header", "X-One: 1",
-            "--header=Accept: image/png", "--user", "u", "--password", "p:w",
+            "--header=Accept: image/png", "--user", "u", "--password", "p:w", "--http-cache", "cache dir",
             "https://b.test/2.gif",
         ])
         #expect(options.urls.map(\.absoluteString) == ["http://a.test/1.png", "https://b.test/2.gif"])
@@ -45,6 +45,18 @@ import Testing
         #expect(options.timeout == 2.5)
         #expect(options.headers == [HTTPHeader(name: "X-One", value: "1"), HTTPHeader(name: "Accept", value: "image/png")])
         #expect(options.user == "u" && options.password == "p:w")
+        #expect(options.httpCacheDirectory == "cache dir")
+    }
+
+    @Test func httpCacheOption() throws {
+        #expect(try download(["http://a.test/1.png"]).httpCacheDirectory == nil)
+        #expect(try download(["--http-cache=/tmp/c", "http://a.test/1.png"]).httpCacheDirectory == "/tmp/c")
+        // Also with the demo, which passes the options on to its downloads.
+        guard case .demo(let demo) = try ArgumentParser.parse(["--demo", "--http-cache", "c"]) else {
+            Issue.record("--demo --http-cache is not a demo")
+            return
+        }
+        #expect(demo.httpCacheDirectory == "c")
     }
 
     @Test func equalsFormAndDoubleDash() throws {
@@ -67,7 +79,7 @@ import Testing
             #expect(HelpText.manual.contains("\n\(section)\n") || HelpText.manual.hasPrefix("\(section)\n"), "missing \(section)")
         }
         for option in ["--concurrency", "--lifo", "--progressive", "--output", "--png", "--thumbnail", "--json",
-                       "--preview", "--timeout", "--header", "--user", "--password", "--demo",
+                       "--preview", "--timeout", "--header", "--user", "--password", "--http-cache", "--demo",
                        "--rgba", "130"] {
             #expect(HelpText.manual.contains(option), "help does not mention \(option)")
         }
@@ -107,6 +119,8 @@ import Testing
         (["--user", "u", "http://a.test/"], "--user needs --password"),
         (["--password", "p", "http://a.test/"], "--password needs --user"),
         (["--png", "http://a.test/"], "--png needs --output DIR"),
+        (["--http-cache", "", "http://a.test/"], "--http-cache needs a folder"),
+        (["http://a.test/", "--http-cache"], "--http-cache needs a value"),
         (["--frobnicate", "http://a.test/"], "unknown option '--frobnicate'"),
         (["--lifo=yes", "http://a.test/"], "--lifo takes no value"),
         (["ftp://a.test/x.png"], "'ftp://a.test/x.png' is not an http:// or https:// URL"),

@@ -371,9 +371,9 @@ import Testing
         do {
             let target = RecordingImageTarget()
             weakTarget = target
-            // ~56 KB in 1 KB chunks every 50 ms: seconds unless cancelled.
+            // ~56 KB in 1 KB chunks every 2 s: minutes unless cancelled, even on a starved test process.
             target.setImage(
-                with: server.url("/drip/image.png?chunk=1024&delay_ms=50&tag=\(tag)"), downloader: downloader,
+                with: server.url("/drip/image.png?chunk=1024&delay_ms=2000&tag=\(tag)"), downloader: downloader,
                 progress: { received, _, _ in if received > 0 { progressed.withLock { $0 += 1 } } },
                 completed: done.completed)
             weakState = WeakReference(ImageTargetRegistry.shared.existingState(for: target))

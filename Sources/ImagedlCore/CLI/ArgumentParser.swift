@@ -20,6 +20,7 @@ public enum ArgumentParser {
 
     private static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--header", "--user", "--password",
+        "--http-cache",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
@@ -69,6 +70,9 @@ public enum ArgumentParser {
                     options.user = value
                 case "--password":
                     options.password = value
+                case "--http-cache":
+                    guard !value.isEmpty else { throw UsageError("--http-cache needs a folder") }
+                    options.httpCacheDirectory = value
                 default:
                     throw UsageError("unknown option '\(name)'")
                 }

@@ -41,6 +41,9 @@ public struct DownloadOptions: Equatable, Sendable {
     /// HTTP Basic credentials (`--user`, `--password`).
     public var user: String?
     public var password: String?
+    /// Folder of the on-disk HTTP cache (`--http-cache DIR`): responses are stored there and fresh ones are
+    /// served from it without a request. nil: no HTTP cache.
+    public var httpCacheDirectory: String?
 
     public init() {}
 }

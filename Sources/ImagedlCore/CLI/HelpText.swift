@@ -9,7 +9,7 @@ enum HelpText {
     SYNOPSIS
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--header 'K: V']...
-                       [--user U --password P]
+                       [--user U --password P] [--http-cache DIR]
         imagedl decode FILE... [--json] [--rgba OUT]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
         imagedl --help | --version
@@ -42,6 +42,9 @@ enum HelpText {
         --header 'K: V'     Send this request header; repeat for several.
         --user U            User name for HTTP Basic authentication (needs --password).
         --password P        Password for HTTP Basic authentication (needs --user).
+        --http-cache DIR    Keep an HTTP cache in DIR (created if needed): responses are stored there,
+                            fresh ones are used without a request, stale ones are revalidated (304).
+                            The summary's cache column says "hit" for each image taken from it.
         --demo              Run the offline demo described above.
         -h, --help          Show this manual.
         --version           Show the version and the codec libraries in use.
@@ -65,6 +68,7 @@ enum HelpText {
         imagedl --preview --progressive https://example.com/photo.jpg
         imagedl --concurrency 2 --output out --png https://example.com/a.gif https://example.com/b.jpg
         imagedl --json --timeout 5 https://example.com/a.png
+        imagedl --http-cache ~/.cache/imagedl https://example.com/a.png
         imagedl decode --json photos/
         imagedl decode --rgba photo.rgba photo.jpg
 

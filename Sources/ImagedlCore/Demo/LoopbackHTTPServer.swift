@@ -8,18 +8,22 @@ import Darwin
 /// A tiny HTTP/1.1 server on 127.0.0.1 for `imagedl --demo`: GET only, one response per connection
 /// (`Connection: close`), bodies from memory, optionally "dripped" in small pieces with pauses so a
 /// progressive download is visible. POSIX sockets only, so the demo needs nothing but the tool itself.
-final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listener` and `connections`
+final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listener`, `connections`, `served`
     /// What a path serves.
     struct Resource: Sendable {
         var body: Data
         var contentType: String
         /// Send `chunkSize` bytes, then wait `interval` seconds, until the body is out; nil sends at once.
         var drip: (chunkSize: Int, interval: Double)?
+        /// The Cache-Control header: "no-store" by default, so the demo always shows real downloads.
+        var cacheControl: String
 
-        init(body: Data, contentType: String, drip: (chunkSize: Int, interval: Double)? = nil) {
+        init(body: Data, contentType: String, drip: (chunkSize: Int, interval: Double)? = nil,
+             cacheControl: String = "no-store") {
             self.body = body
             self.contentType = contentType
             self.drip = drip
+            self.cacheControl = cacheControl
         }
     }
 
@@ -36,6 +40,7 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
     private let lock = NSLock()
     private var listener: Int32
     private var connections: Set<Int32> = []
+    private var served: [String: Int] = [:]
     private let acceptQueue = DispatchQueue(label: "imagedl.demo-server.accept")
 
     /// Listens on 127.0.0.1 at a free port; `routes` maps a path ("/photo.png") to what it serves,
@@ -102,6 +107,9 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
 
     private var isRunning: Bool { lock.withLock { listener >= 0 } }
 
+    /// How many GET requests for `path` were answered (with its resource or a 404).
+    func requestCount(_ path: String) -> Int { lock.withLock { served[path] ?? 0 } }
+
     private func acceptLoop(_ fd: Int32) {
         while isRunning {
             let client = accept(fd, nil, nil)
@@ -137,6 +145,7 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
             send(fd, head(status: "400 Bad Request", type: "text/plain", length: 0))
             return
         }
+        lock.withLock { served[path, default: 0] += 1 }
         guard let resource = routes[path] else {
             let body = Data("not found: \(path)\n".utf8)
             if send(fd, head(status: "404 Not Found", type: "text/plain; charset=utf-8", length: body.count)) {
@@ -144,7 +153,9 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
             }
             return
         }
-        guard send(fd, head(status: "200 OK", type: resource.contentType, length: resource.body.count)) else { return }
+        let responseHead = head(status: "200 OK", type: resource.contentType, length: resource.body.count,
+                                cacheControl: resource.cacheControl)
+        guard send(fd, responseHead) else { return }
         guard let drip = resource.drip, drip.chunkSize > 0 else {
             send(fd, resource.body)
             return
@@ -178,9 +189,9 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
         return String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? target)
     }
 
-    private func head(status: String, type: String, length: Int) -> Data {
+    private func head(status: String, type: String, length: Int, cacheControl: String = "no-store") -> Data {
         Data(("HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(length)\r\n"
-              + "Cache-Control: no-store\r\nConnection: close\r\n\r\n").utf8)
+              + "Cache-Control: \(cacheControl)\r\nConnection: close\r\n\r\n").utf8)
     }
 
     /// Writes all of `data`; false when the peer went away. MSG_NOSIGNAL: a closed peer must not raise SIGPIPE.

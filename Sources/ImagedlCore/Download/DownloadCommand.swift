@@ -13,19 +13,25 @@ import Darwin
 /// `imagedl URL...`: downloads every URL with one `ImageDownloader`, shows progress, writes outputs and
 /// prints the summary. Ctrl-C cancels every download and exits 130.
 ///
-/// Every callback (downloader completion, progress, the redraw timer, SIGINT) is funnelled onto one serial
-/// queue, so the records and the reporter need no locks.
+/// Each URL is loaded into its own `PreviewPane` through the image-target API (`setImage(with:)`), which
+/// delivers partial and final images to the pane and the result to the completion.
+///
+/// Every callback (completion, progress, pane display, the redraw timer, SIGINT) runs on one serial queue
+/// (the downloader's callback queue and each pane's delivery queue), so the records and the reporter need
+/// no locks.
 final class DownloadCommand: @unchecked Sendable {  // mutable state is touched only on `queue`
     private let options: DownloadOptions
     private let queue = DispatchQueue(label: "imagedl.download")
     private let done = DispatchSemaphore(value: 0)
     private var records: [DownloadRecord] = []
-    private var tokens: [Int: ImageDownloadToken] = [:]
+    /// Kept here because the target registry holds panes weakly: a released pane cancels its download.
+    private var panes: [Int: PreviewPane] = [:]
+    /// The last HTTP response seen per URL, including failed ones (a failure result carries no response).
+    private var responses: [URL: HTTPURLResponse] = [:]
     private var remaining = 0
     private var interrupted = false
     private var ended = false
     private var reporter: (any DownloadReporter)?
-    private var downloader: ImageDownloader?
     private var usedOutputNames: Set<String> = []
     private var signalSource: (any DispatchSourceSignal)?
 
@@ -47,6 +53,14 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
                 return .failure
             }
         }
+        if let folder = options.httpCacheDirectory {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                Console.err("imagedl: cannot create --http-cache folder \(folder): \(error.localizedDescription)\n")
+                return .failure
+            }
+        }
         let downloader: ImageDownloader
         do {
             downloader = try makeDownloader()
@@ -56,7 +70,6 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         }
         installInterruptHandler()
         queue.sync {
-            self.downloader = downloader
             records = options.urls.enumerated().map { DownloadRecord(index: $0.offset, url: $0.element) }
             remaining = records.count
             let reporter = makeReporter()
@@ -86,6 +99,10 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         configuration.username = options.user
         configuration.password = options.password
         configuration.callbackQueue = queue
+        // Only the folder the user named: without --http-cache nothing is read from or written to disk.
+        configuration.httpCache = options.httpCacheDirectory.map {
+            HTTPImageCache(directory: URL(fileURLWithPath: $0, isDirectory: true))
+        }
         let downloader = ImageDownloader(configuration: configuration)
         for header in options.headers {
             downloader.setValue(header.value, forHTTPHeaderField: header.name)
@@ -103,13 +120,23 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private var downloaderOptions: ImageDownloaderOptions {
         var set: ImageDownloaderOptions = []
         if options.progressive { set.insert(.progressiveLoad) }
+        if options.httpCacheDirectory != nil { set.insert(.useURLCache) }
         return set
     }
 
-    private var context: ImageDownloaderContext {
+    /// The context for `url`: the thumbnail size, and a response modifier that only records the response,
+    /// so that a failure can still say which HTTP status and MIME type the server sent.
+    private func context(for url: URL) -> ImageDownloaderContext {
         var context = ImageDownloaderContext()
         if let thumbnail = options.thumbnail {
             context.thumbnailPixelSize = CGSize(width: thumbnail.width, height: thumbnail.height)
+        }
+        context.responseModifier = ImageDownloaderResponseModifierBlock { [weak self] response in
+            if let self, let http = response as? HTTPURLResponse {
+                // Runs on a session queue; the completion that reads it is queued after this on `queue`.
+                self.queue.async { self.responses[url] = http }
+            }
+            return response
         }
         return context
     }
@@ -118,16 +145,21 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
 
     private func start(_ index: Int, with downloader: ImageDownloader) {
         let url = records[index].url
-        let token = downloader.downloadImage(
-            url, options: downloaderOptions, context: context,
-            progress: { received, expected, _ in
-                // Progress may arrive on the downloader's own queues: hop to ours.
-                self.queue.async { self.progressed(index, received: received, expected: expected) }
-            },
-            completed: { image, data, error, finished in
-                self.queue.async { self.completed(index, image: image, data: data, error: error, finished: finished) }
-            })
-        if let token { tokens[index] = token }
+        let pane = PreviewPane(index: index, command: self, queue: queue)
+        panes[index] = pane
+        // Progress, partial images and the completion all arrive on `queue` (the pane's delivery queue);
+        // a memory-cache hit completes inside this call, which also runs on `queue`.
+        pane.setImage(
+            with: url, options: downloaderOptions, context: context(for: url), downloader: downloader,
+            progress: { received, expected, _ in self.progressed(index, received: received, expected: expected) },
+            completed: { result in self.completed(index, result: result) })
+    }
+
+    /// `displayImage(_:)` of pane `index`: the placeholder (nil), a partial image, then the final image.
+    func pane(_ index: Int, displays image: DecodedImage?) {
+        guard options.preview, records.indices.contains(index), !records[index].isFinished else { return }
+        records[index].image = image
+        reporter?.update(records[index])
     }
 
     private func progressed(_ index: Int, received: Int, expected: Int) {
@@ -141,47 +173,38 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         reporter?.update(records[index])
     }
 
-    private func completed(_ index: Int, image: DecodedImage?, data: Data?, error: (any Error)?, finished: Bool) {
+    private func completed(_ index: Int, result: Result<ImageTargetResult, any Error>) {
         guard records.indices.contains(index), !records[index].isFinished else { return }
         var record = records[index]
-        if !finished {
-            // A progressive partial image.
-            if let image, options.preview {
-                record.image = image
-                records[index] = record
-                reporter?.update(record)
-            }
-            return
-        }
         let now = Clock.now
+        let cancelled = if case .failure(let error) = result { Self.isCancellation(error) } else { false }
         // A download cancelled while queued never started: its time stays "-".
-        if record.startedAt == nil && !(error.map(Self.isCancellation) ?? false) { record.startedAt = now }
+        if record.startedAt == nil && !cancelled { record.startedAt = now }
         record.finishedAt = now
-        let token = tokens.removeValue(forKey: index)
-        let response = token?.response as? HTTPURLResponse
-        record.httpStatus = response?.statusCode
-        if let error {
-            record.state = Self.isCancellation(error) ? .cancelled : .failed
+        panes[index] = nil
+        switch result {
+        case .failure(let error):
+            let response = responses[record.url]
+            record.httpStatus = response?.statusCode
+            record.state = cancelled ? .cancelled : .failed
             record.error = describe(error, mimeType: response?.mimeType)
-        } else if let image {
+        case .success(let loaded):
+            let image = loaded.image
+            record.httpStatus = (loaded.response ?? responses[record.url])?.statusCode
             record.state = .succeeded
             record.format = image.format
             record.width = image.width
             record.height = image.height
             record.frames = max(1, image.frames.count)
-            record.bytes = data?.count
+            record.bytes = loaded.data?.count
             record.image = options.preview ? image : nil
-            // No token: answered from the memory cache without any network request.
-            record.cacheHit = token == nil
-            if let failure = save(record: record, image: image, data: data) {
+            record.cacheHit = Self.isCacheHit(loaded)
+            if let failure = save(record: record, image: image, data: loaded.data) {
                 record.state = .failed
                 record.error = failure
             } else if let folder = options.outputDirectory {
                 record.savedTo = folder
             }
-        } else {
-            record.state = .failed
-            record.error = "no image"
         }
         if record.received == 0, let bytes = record.bytes { record.received = bytes }
         records[index] = record
@@ -240,9 +263,20 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             exit(ExitCode.interrupted.rawValue)
         }
         interrupted = true
-        downloader?.cancelAllDownloads()
+        // Each cancelled pane's completion reports `.cancelled`; downloads already finished have no pane.
+        for pane in panes.values { pane.cancelImageDownload() }
         // Cancelled downloads report back on this queue; do not wait for stragglers for long.
         queue.asyncAfter(deadline: .now() + 2) { [weak self] in self?.endRun() }
+    }
+
+    /// The image came from the memory cache, or its bytes from the HTTP cache (fresh, or revalidated by a 304
+    /// so that no body was transferred).
+    private static func isCacheHit(_ result: ImageTargetResult) -> Bool {
+        if result.source == .memoryCache { return true }
+        switch result.metrics?.source {
+        case .httpCache, .revalidatedHTTPCache: return true
+        case .network, nil: return false
+        }
     }
 
     // MARK: - Errors

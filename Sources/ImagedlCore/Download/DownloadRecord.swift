@@ -26,7 +26,7 @@ struct DownloadRecord: Sendable {
     var frames: Int?
     /// Size of the body as received.
     var bytes: Int?
-    /// Served from the memory cache or the HTTP cache without a network transfer.
+    /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
     var cacheHit = false
     var error: String?
     /// Where `--output` wrote the result.

@@ -24,12 +24,19 @@ public struct ImageTargetResult: Sendable {
     public let source: Source
     /// The HTTP response; `nil` for memory-cache hits and `data:` URLs.
     public let response: HTTPURLResponse?
+    /// The download's measurements; `metrics.source` says whether the bytes came from the HTTP cache.
+    /// `nil` for memory-cache hits.
+    public let metrics: ImageDownloadMetrics?
 
-    public init(image: DecodedImage, data: Data?, url: URL?, source: Source, response: HTTPURLResponse? = nil) {
+    public init(
+        image: DecodedImage, data: Data?, url: URL?, source: Source, response: HTTPURLResponse? = nil,
+        metrics: ImageDownloadMetrics? = nil
+    ) {
         self.image = image
         self.data = data
         self.url = url
         self.source = source
         self.response = response
+        self.metrics = metrics
     }
 }

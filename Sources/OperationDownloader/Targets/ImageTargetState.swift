@@ -228,14 +228,14 @@ final class ImageTargetState: @unchecked Sendable {  // `lock` guards `active` a
         lock.unlock()
         deliver(
             request, image: image, data: data, error: error, source: .network,
-            response: token?.response as? HTTPURLResponse)
+            response: token?.response as? HTTPURLResponse, metrics: token?.metrics)
         if released { ImageTargetRegistry.shared.forget(self) }
     }
 
     /// Answers every caller of `request` once, without the lock.
     private func deliver(
         _ request: ImageTargetRequest, image: DecodedImage?, data: Data?, error: (any Error)?,
-        source: ImageTargetResult.Source, response: HTTPURLResponse? = nil
+        source: ImageTargetResult.Source, response: HTTPURLResponse? = nil, metrics: ImageDownloadMetrics? = nil
     ) {
         lock.lock()
         let callers = request.callers
@@ -250,7 +250,8 @@ final class ImageTargetState: @unchecked Sendable {  // `lock` guards `active` a
             result = .failure(error)
         } else if let image {
             result = .success(
-                ImageTargetResult(image: image, data: data, url: request.url, source: source, response: response))
+                ImageTargetResult(
+                    image: image, data: data, url: request.url, source: source, response: response, metrics: metrics))
         } else {
             result = .failure(ImageDownloaderError.badImageData("the download produced no image"))
         }
