@@ -213,6 +213,48 @@ import Testing
         #expect(logged.allSatisfy { $0.path.hasPrefix("/redirect/") || $0.status == 404 })
     }
 
+    // MARK: - HTTP cache
+
+    /// Hostile URLs cannot make the HTTP cache write outside its directory: every file it creates is
+    /// `<64 hex digits>.odhc` directly inside the directory, and nothing appears beside it.
+    @Test func httpCacheEntriesStayInsideTheirDirectory() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("od-cache-escape-\(UUID().uuidString)")
+        let directory = root.appendingPathComponent("cache")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let cache = HTTPImageCache(directory: directory)
+        let (downloader, _) = makeDownloader {
+            $0.httpCache = cache
+            $0.imageCache = nil
+        }
+        let tag = newTag()
+        let hostile = [
+            "p=../../escape", "p=..%2F..%2Fescape", "p=%2Fetc%2Fpasswd", "p=a%00b", "p=" + String(repeating: "x", count: 4000),
+            "p=%2E%2E%2F%2E%2E%2Fescape.odhc", "p=C:%5Cwindows", "p=%0D%0Aheader",
+        ]
+        for (index, query) in hostile.enumerated() {
+            let url = server.url("/images/tiny.png?cc=max-age%3D600&tag=\(tag)&i=\(index)&\(query)")
+            let result = try await downloader.image(for: url, options: .useURLCache)
+            #expect(result.image?.width == 1)
+        }
+        // The same URL again is served from the cache (the entries were written).
+        let again = server.url("/images/tiny.png?cc=max-age%3D600&tag=\(tag)&i=0&\(hostile[0])")
+        _ = try await downloader.image(for: again, options: .useURLCache)
+        #expect(server.requests(tag: tag).count == hostile.count)
+
+        let beside = try FileManager.default.contentsOfDirectory(atPath: root.path)
+        #expect(beside == ["cache"], "files beside the cache directory: \(beside)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".tmp-") }
+        #expect(names.count == hostile.count, "\(names)")
+        let hex = Set("0123456789abcdef")
+        for name in names {
+            let stem = name.hasSuffix(".odhc") ? String(name.dropLast(5)) : name
+            #expect(stem.count == 64 && stem.allSatisfy { hex.contains($0) }, "unexpected cache file \(name)")
+            var isDirectory: ObjCBool = false
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory) && !isDirectory.boolValue)
+        }
+    }
+
     // MARK: - Decompression bombs
 
     /// A PNG whose header claims 30000 x 30000 (3.6 GB of RGBA) fails at the header, without the allocation.
