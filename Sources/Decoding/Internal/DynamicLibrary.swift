@@ -111,8 +111,3 @@ extension DynamicLibrary {
         return .success(api)
     }
 }
-
-/// The text of a NUL-terminated C buffer that a C function filled in (an error message).
-func stringFromCBuffer(_ buffer: [CChar]) -> String {
-    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
