@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cic_heif.h"
+#include "cic_dl.h"
 
 struct heif_context;
 struct heif_image_handle;
@@ -59,22 +60,9 @@ struct cic_heif_file {
     int premultiplied;
 };
 
-#define CIC_RESOLVE(field, name)                                      \
-    do {                                                              \
-        *(void **)(&api->field) = dlsym(dl_handle, name);             \
-        if (!api->field) {                                            \
-            snprintf(missing, missing_len, "symbol %s not found", name); \
-            free(api);                                                \
-            return NULL;                                              \
-        }                                                             \
-    } while (0)
-
 const cic_heif_api *cic_heif_load(void *dl_handle, char *missing, size_t missing_len) {
-    cic_heif_api *api = calloc(1, sizeof *api);
-    if (!api) {
-        snprintf(missing, missing_len, "out of memory");
-        return NULL;
-    }
+    cic_heif_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
+    if (!api) return NULL;
     CIC_RESOLVE(get_version, "heif_get_version");
     CIC_RESOLVE(context_alloc, "heif_context_alloc");
     CIC_RESOLVE(context_free, "heif_context_free");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cic_tiff.h"
+#include "cic_dl.h"
 
 typedef struct tiff TIFF;
 typedef struct TIFFOpenOptions TIFFOpenOptions;
@@ -52,22 +53,9 @@ struct cic_tiff_file {
     char first_error[256];
 };
 
-#define CIC_RESOLVE(field, name)                                         \
-    do {                                                                 \
-        *(void **)(&api->field) = dlsym(dl_handle, name);                \
-        if (!api->field) {                                               \
-            snprintf(missing, missing_len, "symbol %s not found", name); \
-            free(api);                                                   \
-            return NULL;                                                 \
-        }                                                                \
-    } while (0)
-
 const cic_tiff_api *cic_tiff_load(void *dl_handle, char *missing, size_t missing_len) {
-    cic_tiff_api *api = calloc(1, sizeof *api);
-    if (!api) {
-        snprintf(missing, missing_len, "out of memory");
-        return NULL;
-    }
+    cic_tiff_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
+    if (!api) return NULL;
     CIC_RESOLVE(get_version, "TIFFGetVersion");
     CIC_RESOLVE(options_alloc, "TIFFOpenOptionsAlloc");
     CIC_RESOLVE(options_free, "TIFFOpenOptionsFree");

@@ -142,7 +142,7 @@ import Testing
     // MARK: - Incremental
 
     static func decodeInChunks(_ data: Data, seed: UInt64, options: ImageDecodingOptions = .init()) throws -> DecodedImage? {
-        var random = GIFTestRandom(seed: seed)
+        var random = SeededRandom(seed: seed)
         let decoder = GIFCoder().makeIncrementalDecoder(options: options)
         var offset = 0
         while offset < data.count {
@@ -242,7 +242,7 @@ import Testing
     /// A 12-bit table that fills up and is never cleared ("deferred clear"), KwKwK codes and every code-size
     /// step, from an independent encoder.
     @Test func fullTableWithoutClearCodeDecodes() throws {
-        var random = GIFTestRandom(seed: 7)
+        var random = SeededRandom(seed: 7)
         let width = 200, height = 150
         let indices = (0..<(width * height)).map { i in UInt8((i / 7 + Int(random.next() % 3)) % 4) }
         let lzw = GIFBuilder.lzwEncode(indices, minCodeSize: 2)
@@ -370,23 +370,5 @@ enum GIFBuilder {
         emit(clear + 1)
         if bitCount > 0 { out.append(UInt8(bits & 0xFF)) }
         return out
-    }
-}
-
-/// SplitMix64, so chunkings and mutations are reproducible.
-struct GIFTestRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// 1 byte ... 64 KB, small sizes as likely as large ones (log-uniform).
-    mutating func chunkSize() -> Int {
-        let exponent = Int(next() % 17)
-        return max(1, Int(next() % UInt64(1 << exponent)) + 1)
     }
 }

@@ -85,7 +85,7 @@ struct JPEGCoderTests {
     func randomChunks(_ path: String) throws {
         let data = try Corpus.data(path)
         let oneShot = Result { try coder.decode(data, options: .init()) }
-        var random = SplitMix64(seed: path.utf8.reduce(7) { $0 &* 31 &+ UInt64($1) })
+        var random = SeededRandom(seed: path.utf8.reduce(7) { $0 &* 31 &+ UInt64($1) })
         for round in 0..<3 {
             let decoder = coder.makeIncrementalDecoder(options: .init())
             let result = Result { () throws -> DecodedImage? in
@@ -409,19 +409,6 @@ private enum JPEGMarkers {
             i = segment.end
         }
         return result
-    }
-}
-
-/// A small seeded generator so chunkings are reproducible.
-private struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

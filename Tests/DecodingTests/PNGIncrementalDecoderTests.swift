@@ -2,19 +2,6 @@ import Foundation
 import Testing
 @testable import Decoding
 
-/// A small deterministic generator (SplitMix64), so a failing chunking can be reproduced.
-struct PNGTestRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The PNG incremental decoder: identical results for any chunking, partial images while loading.
 @Suite struct PNGIncrementalDecoderTests {
     let coder = PNGCoder()
@@ -47,7 +34,7 @@ struct PNGTestRandom: RandomNumberGenerator {
 
     /// Random chunk sizes from 1 byte to 64 KB, spread evenly over orders of magnitude.
     static func randomSizes(count: Int, seed: UInt64) -> [Int] {
-        var rng = PNGTestRandom(seed: seed)
+        var rng = SeededRandom(seed: seed)
         return (0..<count).map { _ in Int(pow(2.0, Double.random(in: 0...16, using: &rng))) }
     }
 

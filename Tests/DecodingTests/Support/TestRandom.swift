@@ -9,6 +9,12 @@ struct SeededRandom: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// A chunk length from 1 byte to 64 KB, small sizes as likely as large ones (log-uniform).
+    mutating func chunkSize() -> Int {
+        let exponent = Int(next() % 17)
+        return max(1, Int(next() % UInt64(1 << exponent)) + 1)
+    }
 }
 
 /// Stable 64-bit FNV-1a of a string: a per-file seed that does not depend on test order.

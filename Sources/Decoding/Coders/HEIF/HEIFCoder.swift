@@ -27,13 +27,12 @@ public struct HEIFCoder: ImageCoder {
 
     /// Why libheif cannot be used (not installed, or a symbol missing), or nil when it can.
     public var unavailableReason: String? {
-        if case .failure(let error) = LibHeif.load(soname) { return error.description }
-        return nil
+        LibHeif.unavailableReason(soname)
     }
 
     /// The loaded library's version, e.g. "libheif 1.15.1", or nil when it is unavailable.
     public var libraryVersion: String? {
-        try? LibHeif.load(soname).get().versionString
+        LibHeif.versionString(soname)
     }
 
     public func canDecode(_ data: Data) -> Bool {
@@ -41,7 +40,7 @@ public struct HEIFCoder: ImageCoder {
     }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
-        guard let lib = try? LibHeif.load(soname).get() else { throw ImageDecodingError.unsupportedFormat }
+        let lib = try LibHeif.loadForDecoding(soname)
         let format = ImageFormat(sniffing: data)
         return try data.withUnsafeBytes { bytes -> DecodedImage in
             guard let base = bytes.baseAddress, !bytes.isEmpty else { throw ImageDecodingError.truncated }

@@ -3,7 +3,7 @@ import Foundation
 
 /// libheif (`libheif.so.1`) opened with dlopen and its entry points resolved by the C shim (cic_heif.c),
 /// once per soname.
-final class LibHeif: @unchecked Sendable {  // immutable after init; `cache` is guarded by `cacheLock`
+final class LibHeif: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init; the cache has its own lock
     /// The soname the built-in HEIF coder loads.
     static let defaultSoname = "libheif.so.1"
 
@@ -17,20 +17,8 @@ final class LibHeif: @unchecked Sendable {  // immutable after init; `cache` is 
     }
 
     static func load(_ soname: String) -> Result<LibHeif, LibraryUnavailable> {
-        cacheLock.lock()
-        defer { cacheLock.unlock() }
-        if let cached = cache[soname] { return cached }
-        let result = DynamicLibrary.open(soname).flatMap { library -> Result<LibHeif, LibraryUnavailable> in
-            var missing = [CChar](repeating: 0, count: 128)
-            guard let api = cic_heif_load(library.handle, &missing, missing.count) else {
-                return .failure(LibraryUnavailable(soname: soname, reason: stringFromCBuffer(missing)))
-            }
-            return .success(LibHeif(api: api))
-        }
-        cache[soname] = result
-        return result
+        cache.load(soname) { library in library.shimAPI(cic_heif_load).map(LibHeif.init) }
     }
 
-    nonisolated(unsafe) private static var cache: [String: Result<LibHeif, LibraryUnavailable>] = [:]  // guarded by cacheLock
-    private static let cacheLock = NSLock()
+    private static let cache = CodecLibraryCache<LibHeif>()
 }

@@ -29,7 +29,7 @@ enum JPEGEncoder {
             }
         }
         guard ok != 0, let output else {
-            let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let why = stringFromCBuffer(message)
             throw ImageDecodingError.corrupt("JPEG encoding failed: \(why)")
         }
         defer { cic_jpeg_free(output) }

@@ -55,7 +55,7 @@ public struct PNGCoder: ProgressiveImageCoder {
             }
         }
         guard status == 0, let output else {
-            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let text = stringFromCBuffer(message)
             throw ImageDecodingError.corrupt("PNG encoding failed: \(text)")
         }
         defer { cic_png_free(output) }

@@ -3,7 +3,7 @@ import Foundation
 
 /// libtiff (`libtiff.so.6`) opened with dlopen and its entry points resolved by the C shim (cic_tiff.c),
 /// once per soname.
-final class LibTIFF: @unchecked Sendable {  // immutable after init; `cache` is guarded by `cacheLock`
+final class LibTIFF: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init; the cache has its own lock
     /// The soname the built-in TIFF coder loads.
     static let defaultSoname = "libtiff.so.6"
 
@@ -18,20 +18,8 @@ final class LibTIFF: @unchecked Sendable {  // immutable after init; `cache` is 
     }
 
     static func load(_ soname: String) -> Result<LibTIFF, LibraryUnavailable> {
-        cacheLock.lock()
-        defer { cacheLock.unlock() }
-        if let cached = cache[soname] { return cached }
-        let result = DynamicLibrary.open(soname).flatMap { library -> Result<LibTIFF, LibraryUnavailable> in
-            var missing = [CChar](repeating: 0, count: 128)
-            guard let api = cic_tiff_load(library.handle, &missing, missing.count) else {
-                return .failure(LibraryUnavailable(soname: soname, reason: stringFromCBuffer(missing)))
-            }
-            return .success(LibTIFF(api: api))
-        }
-        cache[soname] = result
-        return result
+        cache.load(soname) { library in library.shimAPI(cic_tiff_load).map(LibTIFF.init) }
     }
 
-    nonisolated(unsafe) private static var cache: [String: Result<LibTIFF, LibraryUnavailable>] = [:]  // guarded by cacheLock
-    private static let cacheLock = NSLock()
+    private static let cache = CodecLibraryCache<LibTIFF>()
 }

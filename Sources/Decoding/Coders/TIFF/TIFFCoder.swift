@@ -27,13 +27,12 @@ public struct TIFFCoder: ImageCoder {
 
     /// Why libtiff cannot be used (not installed, too old, or a symbol missing), or nil when it can.
     public var unavailableReason: String? {
-        if case .failure(let error) = LibTIFF.load(soname) { return error.description }
-        return nil
+        LibTIFF.unavailableReason(soname)
     }
 
     /// The loaded library's version, e.g. "LIBTIFF, Version 4.5.0", or nil when it is unavailable.
     public var libraryVersion: String? {
-        try? LibTIFF.load(soname).get().versionString
+        LibTIFF.versionString(soname)
     }
 
     public func canDecode(_ data: Data) -> Bool {
@@ -41,7 +40,7 @@ public struct TIFFCoder: ImageCoder {
     }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
-        guard let lib = try? LibTIFF.load(soname).get() else { throw ImageDecodingError.unsupportedFormat }
+        let lib = try LibTIFF.loadForDecoding(soname)
         guard data.count >= 8 else { throw ImageDecodingError.truncated }
         return try data.withUnsafeBytes { bytes -> DecodedImage in
             guard let base = bytes.baseAddress else { throw ImageDecodingError.truncated }

@@ -5,7 +5,7 @@ import Foundation
 /// Only the "simple" and incremental APIs: they take plain integers and pointers, so the Swift function
 /// types cannot drift from the C declarations. The "advanced" API (WebPDecoderConfig) is avoided on
 /// purpose: its struct layouts would have to be mirrored by hand.
-struct LibWebP: Sendable {
+struct LibWebP: DynamicCodecLibrary {
     /// The soname the built-in WebP coder loads.
     static let defaultSoname = "libwebp.so.7"
 
@@ -38,17 +38,7 @@ struct LibWebP: Sendable {
 
     /// Resolves every entry point, or says why the library cannot be used.
     static func load(_ soname: String) -> Result<LibWebP, LibraryUnavailable> {
-        cacheLock.lock()
-        defer { cacheLock.unlock() }
-        if let cached = cache[soname] { return cached }
-        let result: Result<LibWebP, LibraryUnavailable>
-        do throws(LibraryUnavailable) {
-            result = .success(try resolve(DynamicLibrary.open(soname).get()))
-        } catch {
-            result = .failure(error)
-        }
-        cache[soname] = result
-        return result
+        cache.load(soname) { library in Result { () throws(LibraryUnavailable) in try resolve(library) } }
     }
 
     private static func resolve(_ library: DynamicLibrary) throws(LibraryUnavailable) -> LibWebP {
@@ -67,6 +57,5 @@ struct LibWebP: Sendable {
         "libwebp \(decoderVersion >> 16).\((decoderVersion >> 8) & 0xFF).\(decoderVersion & 0xFF)"
     }
 
-    nonisolated(unsafe) private static var cache: [String: Result<LibWebP, LibraryUnavailable>] = [:]  // guarded by cacheLock
-    private static let cacheLock = NSLock()
+    private static let cache = CodecLibraryCache<LibWebP>()
 }

@@ -23,13 +23,12 @@ public struct WebPCoder: ProgressiveImageCoder {
 
     /// Why libwebp cannot be used (not installed, or a symbol missing), or nil when it can.
     public var unavailableReason: String? {
-        if case .failure(let error) = LibWebP.load(soname) { return error.description }
-        return nil
+        LibWebP.unavailableReason(soname)
     }
 
     /// The loaded library's version, e.g. "libwebp 1.2.4", or nil when it is unavailable.
     public var libraryVersion: String? {
-        try? LibWebP.load(soname).get().versionString
+        LibWebP.versionString(soname)
     }
 
     public func canDecode(_ data: Data) -> Bool {
@@ -37,7 +36,7 @@ public struct WebPCoder: ProgressiveImageCoder {
     }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
-        guard let lib = try? LibWebP.load(soname).get() else { throw ImageDecodingError.unsupportedFormat }
+        let lib = try LibWebP.loadForDecoding(soname)
         return try data.withUnsafeBytes { try WebPImageDecoding(lib: lib, options: options).decode($0) }
     }
 

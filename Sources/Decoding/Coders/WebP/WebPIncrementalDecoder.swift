@@ -40,7 +40,7 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
     }
 
     private func feed(_ data: Data, isFinal: Bool) throws {
-        guard let lib = try? LibWebP.load(soname).get() else { throw ImageDecodingError.unsupportedFormat }
+        let lib = try LibWebP.loadForDecoding(soname)
         let decoding = WebPImageDecoding(lib: lib, options: options)
         let previousCount = buffer.count
         buffer.append(data)
