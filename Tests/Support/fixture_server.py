@@ -648,8 +648,12 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "HEAD":
             return
+        # delay_ms= between 64 KB blocks: an endless body at a realistic rate instead of loopback speed.
+        delay = int_param(query, "delay_ms", 0, 0, MAX_DRIP_DELAY_MS) / 1000.0
         offset = 0
         while offset < count:
+            if offset > 0 and delay > 0 and not self._wait(delay):
+                return
             size = min(WRITE_BLOCK, count - offset)
             start = offset % _PATTERN_PERIOD
             block = _PATTERN[start:start + size]
@@ -707,8 +711,12 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             return
         compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: gzip container
         zeros = bytes(WRITE_BLOCK * 16)
+        # delay_ms= between 1 MiB (decompressed) blocks.
+        delay = int_param(query, "delay_ms", 0, 0, MAX_DRIP_DELAY_MS) / 1000.0
         remaining = count
         while remaining > 0:
+            if remaining < count and delay > 0 and not self._wait(delay):
+                return
             size = min(len(zeros), remaining)
             remaining -= size
             piece = compressor.compress(zeros[:size])
