@@ -21,6 +21,8 @@ let package = Package(
         ),
         .target(name: "Decoding", dependencies: ["CImageCodecs"]),
         .target(name: "OperationDownloader", dependencies: ["Decoding"]),
+        // Run with `bash Benchmarks/run.sh` (see Docs/Benchmarks.md); not part of `swift test`.
+        .executableTarget(name: "Benchmarks", dependencies: ["OperationDownloader", "Decoding"], path: "Benchmarks/Sources"),
         .testTarget(name: "DecodingTests", dependencies: ["Decoding"]),
         .testTarget(name: "OperationDownloaderTests", dependencies: ["OperationDownloader", "Decoding"]),
     ]
