@@ -38,6 +38,7 @@ command -v curl >/dev/null || need+=(curl)
 command -v djpeg >/dev/null && command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || need+=(libjpeg-turbo-progs)
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v python3 >/dev/null || need+=(python3)
+command -v objcopy >/dev/null || need+=(binutils)
 for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done

@@ -84,7 +84,7 @@ struct DownloadBenchmark {
         switch client {
         case .curl:
             let outcome = try ChildProcess.run([
-                "curl", "--silent", "--show-error", "--fail", "--parallel", "--parallel-max", "6",
+                "curl", "--silent", "--show-error", "--fail", "--no-progress-meter", "--parallel", "--parallel-max", "6",
                 "-H", "Accept: image/*,*/*;q=0.8", "-K", curlConfig.path,
             ])
             guard outcome.status == 0 else { throw BenchmarkError.tool("curl exited with \(outcome.status)") }

@@ -12,13 +12,18 @@ struct InstructionsBenchmark {
             context.report.skip("instructions_per_download", reason: "valgrind not installed")
             return
         }
+        // valgrind 3.19 cannot read the DWARF the Swift 6 toolchain writes ("possibly corrupted debuginfo"):
+        // run a copy without debug sections (instruction counts are unaffected).
+        let stripped = context.fixtures.directory.appendingPathComponent("Benchmarks-stripped").path
+        let strip = try ChildProcess.run(["objcopy", "--strip-debug", context.executable, stripped])
+        guard strip.status == 0 else { throw BenchmarkError.tool("objcopy --strip-debug exited with \(strip.status)") }
         let (small, large) = context.quick ? (10, 30) : (50, 250)
         let rounds = context.quick ? 1 : 5
         var ours = Samples()
         var raw = Samples()
         for _ in 0..<rounds {
-            ours.add(try perDownload(.instructionsDownloader, small: small, large: large))
-            raw.add(try perDownload(.instructionsURLSession, small: small, large: large))
+            ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
+            raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
         }
         let s = Self.section
         context.report.headline("instructions_per_download", section: s, label: "ImageDownloader (decode off), instructions per download", unit: "instr", ours)
@@ -27,19 +32,19 @@ struct InstructionsBenchmark {
         context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")
     }
 
-    private func perDownload(_ workload: ChildWorkload, small: Int, large: Int) throws -> Double {
-        let a = try instructions(workload, count: small)
-        let b = try instructions(workload, count: large)
+    private func perDownload(_ workload: ChildWorkload, executable: String, small: Int, large: Int) throws -> Double {
+        let a = try instructions(workload, executable: executable, count: small)
+        let b = try instructions(workload, executable: executable, count: large)
         return Double(b - a) / Double(large - small)
     }
 
-    private func instructions(_ workload: ChildWorkload, count: Int) throws -> Int {
+    private func instructions(_ workload: ChildWorkload, executable: String, count: Int) throws -> Int {
         context.log("instructions: \(workload.rawValue) × \(count) under callgrind")
         let out = context.fixtures.directory.appendingPathComponent("callgrind-\(workload.rawValue)-\(count).out")
         defer { try? FileManager.default.removeItem(at: out) }
         let outcome = try ChildProcess.run([
             "valgrind", "--tool=callgrind", "--quiet", "--callgrind-out-file=\(out.path)",
-            context.executable, "child", workload.rawValue, "--base-url", context.baseURL, "--count", String(count),
+            executable, "child", workload.rawValue, "--base-url", context.baseURL, "--count", String(count),
             "--dir", context.fixtures.directory.path,
         ], captureOutput: true)
         guard outcome.status == 0 else {
