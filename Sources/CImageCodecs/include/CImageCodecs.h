@@ -8,6 +8,7 @@
 const char *cic_libjpeg_version(void);
 const char *cic_libpng_version(void);
 
+#include "cic_jpeg.h"
 #include "cic_png.h"
 
 #endif

@@ -21,36 +21,60 @@ struct SHA256 {
 
     static func digest(_ input: [UInt8]) -> [UInt8] {
         var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var message = input
+        // Only the last partial block and the padding are copied; full blocks are read in place.
+        let fullBlocks = input.count / 64
+        var tail = Array(input[(fullBlocks * 64)...])
         let bitLength = UInt64(input.count) * 8
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
-        for i in (0..<8).reversed() { message.append(UInt8(truncatingIfNeeded: bitLength >> (UInt64(i) * 8))) }
-        var w = [UInt32](repeating: 0, count: 64)
-        message.withUnsafeBufferPointer { m in
-            for chunk in stride(from: 0, to: m.count, by: 64) {
-                for i in 0..<16 {
-                    let j = chunk + i * 4
-                    w[i] = UInt32(m[j]) << 24 | UInt32(m[j + 1]) << 16 | UInt32(m[j + 2]) << 8 | UInt32(m[j + 3])
+        tail.append(0x80)
+        while tail.count % 64 != 56 { tail.append(0) }
+        for i in (0..<8).reversed() { tail.append(UInt8(truncatingIfNeeded: bitLength >> (UInt64(i) * 8))) }
+        // Unsafe pointers and plain locals: tests run unoptimized, where array accesses in this loop
+        // would make hashing a 12 MP image take tens of seconds.
+        let w = UnsafeMutablePointer<UInt32>.allocate(capacity: 64)
+        defer { w.deallocate() }
+        SHA256.k.withUnsafeBufferPointer { kBuffer in
+            guard let k = kBuffer.baseAddress else { return }
+            h.withUnsafeMutableBufferPointer { hBuffer in
+                guard let hh = hBuffer.baseAddress else { return }
+                func compress(_ m: UnsafePointer<UInt8>, blocks: Int) {
+                    var j = 0
+                    for _ in 0..<blocks {
+                        var i = 0
+                        while i < 16 {
+                            w[i] = UInt32(m[j]) << 24 | UInt32(m[j + 1]) << 16 | UInt32(m[j + 2]) << 8 | UInt32(m[j + 3])
+                            i += 1
+                            j += 4
+                        }
+                        while i < 64 {
+                            let x = w[i - 15], y = w[i - 2]
+                            let s0 = (x >> 7 | x << 25) ^ (x >> 18 | x << 14) ^ (x >> 3)
+                            let s1 = (y >> 17 | y << 15) ^ (y >> 19 | y << 13) ^ (y >> 10)
+                            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+                            i += 1
+                        }
+                        var a = hh[0], b = hh[1], c = hh[2], d = hh[3], e = hh[4], f = hh[5], g = hh[6], h7 = hh[7]
+                        i = 0
+                        while i < 64 {
+                            let s1 = (e >> 6 | e << 26) ^ (e >> 11 | e << 21) ^ (e >> 25 | e << 7)
+                            let t1 = h7 &+ s1 &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
+                            let s0 = (a >> 2 | a << 30) ^ (a >> 13 | a << 19) ^ (a >> 22 | a << 10)
+                            let t2 = s0 &+ ((a & b) ^ (a & c) ^ (b & c))
+                            h7 = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
+                            i += 1
+                        }
+                        hh[0] &+= a; hh[1] &+= b; hh[2] &+= c; hh[3] &+= d
+                        hh[4] &+= e; hh[5] &+= f; hh[6] &+= g; hh[7] &+= h7
+                    }
                 }
-                for i in 16..<64 {
-                    let s0 = w[i - 15].rotr(7) ^ w[i - 15].rotr(18) ^ (w[i - 15] >> 3)
-                    let s1 = w[i - 2].rotr(17) ^ w[i - 2].rotr(19) ^ (w[i - 2] >> 10)
-                    w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+                input.withUnsafeBufferPointer { m in
+                    if let base = m.baseAddress, fullBlocks > 0 { compress(base, blocks: fullBlocks) }
                 }
-                var (a, b, c, d, e, f, g, hh) = (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7])
-                for i in 0..<64 {
-                    let t1 = hh &+ (e.rotr(6) ^ e.rotr(11) ^ e.rotr(25)) &+ ((e & f) ^ (~e & g)) &+ SHA256.k[i] &+ w[i]
-                    let t2 = (a.rotr(2) ^ a.rotr(13) ^ a.rotr(22)) &+ ((a & b) ^ (a & c) ^ (b & c))
-                    (hh, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                tail.withUnsafeBufferPointer { m in
+                    if let base = m.baseAddress { compress(base, blocks: m.count / 64) }
                 }
-                h[0] &+= a; h[1] &+= b; h[2] &+= c; h[3] &+= d; h[4] &+= e; h[5] &+= f; h[6] &+= g; h[7] &+= hh
             }
         }
         return h.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - $0 * 8)) } }
     }
 }
 
-private extension UInt32 {
-    func rotr(_ n: UInt32) -> UInt32 { (self >> n) | (self << (32 - n)) }
-}

@@ -1,0 +1,121 @@
+import CImageCodecs
+import Foundation
+
+/// Decodes a JPEG while its bytes arrive, over a suspending libjpeg source: each `append` copies only the
+/// new bytes behind the unconsumed ones and continues where libjpeg stopped; nothing is decoded twice.
+///
+/// - Baseline (single-scan): rows are decoded as data arrives; a partial image has the rows so far and
+///   fully transparent rows below.
+/// - Progressive (multi-scan): scans are absorbed in buffered-image mode; `currentImage()` renders an
+///   output pass only when a scan completed since the last one, so the caller's throttle bounds the work.
+/// - Arithmetic-coded: libjpeg cannot suspend inside those scans, so the bytes are buffered until
+///   `isFinal` and decoded in one go.
+///
+/// After `append(_:isFinal: true)` the image equals `JPEGCoder.decode` of the same bytes, truncated
+/// files included (same libjpeg state, same gray fill).
+final class JPEGIncrementalDecoder: IncrementalImageDecoder {
+    private let options: ImageDecodingOptions
+    private var jpeg: JPEGDecompressor?
+    private var header: JPEGDecompressor.Header?
+    private var width = 0
+    private var height = 0
+    private var started = false
+    /// The output buffer libjpeg writes into; zero (transparent) where nothing was decoded yet.
+    private var pixels: [UInt8] = []
+    private var finalImage: DecodedImage?
+    private var failure: (any Error)?
+
+    init(options: ImageDecodingOptions) {
+        self.options = options
+    }
+
+    func append(_ data: Data, isFinal: Bool) throws {
+        if let failure { throw failure }
+        // Finished early (EOI, or every row decoded): later bytes are ignored, as a one-shot decode ignores them.
+        guard finalImage == nil else { return }
+        do {
+            let jpeg = try self.jpeg ?? JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
+            self.jpeg = jpeg
+            try data.withUnsafeBytes { try jpeg.append($0) }
+            if isFinal { jpeg.setFinal() }
+            try advance(jpeg, isFinal: isFinal)
+        } catch {
+            fail(error)
+            throw error
+        }
+    }
+
+    func currentImage() -> DecodedImage? {
+        if let finalImage { return finalImage }
+        guard failure == nil, started, let jpeg, let header else { return nil }
+        if header.isMultiScan {
+            do {
+                _ = try pixels.withUnsafeMutableBufferPointer { buffer -> Bool in
+                    guard let base = buffer.baseAddress else { return false }
+                    return try jpeg.renderPreview(into: base)
+                }
+            } catch {
+                fail(error)  // libjpeg's state is gone after an error; the next append reports it
+                return nil
+            }
+            guard jpeg.progress.rendered_scan > 0 else { return nil }
+        } else {
+            guard jpeg.progress.rows_decoded > 0 else { return nil }
+        }
+        // Shares the buffer (copy on write): free unless the caller still holds it when libjpeg writes again.
+        let partial = DecodedImage(
+            width: width, height: height, pixels: pixels, format: .jpeg,
+            orientation: header.orientation, isIncomplete: true)
+        return JPEGDecompressor.exactTarget(partial, header: header, options: options)
+    }
+
+    private func advance(_ jpeg: JPEGDecompressor, isFinal: Bool) throws {
+        if header == nil {
+            guard let parsed = try jpeg.readHeader() else { return }
+            try options.checkDimensions(width: parsed.width, height: parsed.height)
+            let size = try jpeg.configure(scaleDenominator: JPEGDecompressor.scaleDenominator(
+                width: parsed.width, height: parsed.height, options: options))
+            width = size.width
+            height = size.height
+            header = parsed
+        }
+        guard let header else { return }
+        if header.isArithmetic && !isFinal { return }
+        if !started {
+            try jpeg.start()
+            let count = width * height * 4
+            pixels = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                guard let base = buffer.baseAddress else { return }
+                cic_jpeg_advise_output(base, count)  // before the zero fill touches the pages
+                base.initialize(repeating: 0, count: count)
+                initialized = count
+            }
+            started = true
+        }
+        let finished = try pixels.withUnsafeMutableBufferPointer { buffer -> Bool in
+            guard let base = buffer.baseAddress else { throw ImageDecodingError.zeroPixels }
+            return try jpeg.decode(into: base)
+        }
+        if finished {
+            finalImage = JPEGDecompressor.exactTarget(
+                DecodedImage(
+                    width: width, height: height, pixels: pixels, format: .jpeg,
+                    orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0),
+                header: header, options: options)
+            release()
+        } else if isFinal {
+            // A final source never suspends; reaching this would be a libjpeg surprise, reported cleanly.
+            throw ImageDecodingError.truncated
+        }
+    }
+
+    private func fail(_ error: any Error) {
+        failure = error
+        release()
+    }
+
+    private func release() {
+        jpeg = nil
+        pixels = []
+    }
+}
