@@ -114,7 +114,7 @@ struct Fixtures {
             return best
         }
         let jpegSize = try pick([(256, 192), (320, 240), (384, 288), (448, 336), (512, 384), (576, 432)], jpeg)
-        let pngSize = try pick([(80, 60), (96, 72), (112, 84), (128, 96), (144, 108), (160, 120)], encodePNG)
+        let pngSize = try pick([(128, 96), (144, 108), (160, 120), (176, 132), (192, 144), (208, 156), (224, 168)], encodePNG)
         log("small images: JPEG \(jpegSize.0)x\(jpegSize.1), PNG \(pngSize.0)x\(pngSize.1), \(count) of each")
         let distinct = Swift.min(count, Self.distinctSmallImages)
         let jpegs = try (0..<distinct).map { try jpeg(crop($0, jpegSize)) }
