@@ -35,6 +35,7 @@ struct BenchmarkRunner {
             context.log("section \(name) took \(String(format: "%.1f", Clock.wall() - t0)) s")
         }
         report.environment.append(("benchmark_seconds", JSONValue.rounded(Clock.wall() - started, digits: 1)))
+        report.environment.append(("load_average_end", .string(Self.loadAverage())))
 
         let table = MarkdownReport.render(report, quick: context.quick)
         print(table)
@@ -77,6 +78,12 @@ struct BenchmarkRunner {
         context.log("updated \(docs.path)")
     }
 
+    /// The 1, 5 and 15 minute load averages.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
     private func environment() -> [(String, JSONValue)] {
         let info = ProcessInfo.processInfo
         var pairs: [(String, JSONValue)] = [
@@ -87,6 +94,8 @@ struct BenchmarkRunner {
             ("libpng", .string(CodecLibraries.png)),
             ("jpeg_coder_registered", .bool(RunContext.jpegCoderAvailable)),
             ("base_url", .string(context.baseURL)),
+            // Other work on the machine skews wall-clock figures; the ratios are taken within a round.
+            ("load_average_start", .string(Self.loadAverage())),
         ]
         if let cpu = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
            let line = cpu.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),

@@ -463,7 +463,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         }
         post(.imageDownloadStop)
         post(.imageDownloadFinish)
-        coderQueue.async { [self] in decodeAndFinish(data, progressive: progressive) }
+        if options.contains(.avoidDecodeImage) {
+            coderQueue.async { [self] in decodeAndFinish(data, progressive: progressive) }
+        } else {
+            // Full-size bitmaps are what peak memory is made of: at most one final decode per core at a time.
+            DecodeLimiter.shared.async(on: coderQueue) { [self] in decodeAndFinish(data, progressive: progressive) }
+        }
     }
 
     /// Linux cannot accept an invalid certificate per request (no server-trust challenge exists there): with
