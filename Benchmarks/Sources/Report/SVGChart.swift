@@ -6,12 +6,14 @@ import Foundation
 enum SVGChart {
     static func render(_ report: BenchmarkReport, title: String) -> String {
         let rows = Goal.all
-        let width = 900.0
-        let labelWidth = 380.0
+        let width = 960.0
+        let labelWidth = 420.0
         let plotWidth = width - labelWidth - 120
         let rowHeight = 34.0
         let top = 56.0
-        let height = top + rowHeight * Double(rows.count) + 50
+        let throughput = report.details.filter { Self.throughputKeys.contains($0.key) }
+        let panelTop = top + rowHeight * Double(rows.count) + 60
+        let height = panelTop + (throughput.isEmpty ? 0 : 40 + rowHeight * Double(throughput.count))
         let maxScale = 2.0  // bars are clipped at twice the goal
         func x(_ normalised: Double) -> Double { labelWidth + plotWidth * min(normalised, maxScale) / maxScale }
 
@@ -50,7 +52,29 @@ enum SVGChart {
         svg += "<text x=\"\(goalX - 14)\" y=\"\(bottom + 18)\" fill=\"#333\">goal</text>\n"
         svg += "<text x=\"\(labelWidth)\" y=\"\(bottom + 18)\" fill=\"#333\">0</text>\n"
         svg += "<text x=\"\(labelWidth + plotWidth - 16)\" y=\"\(bottom + 18)\" fill=\"#333\">2×</text>\n"
+        svg += throughputPanel(throughput, top: panelTop, labelWidth: labelWidth, plotWidth: plotWidth, rowHeight: rowHeight)
         svg += "</svg>\n"
+        return svg
+    }
+
+    /// The download clients' median requests per second, on one absolute scale.
+    static let throughputKeys = ["downloader_req_per_s", "downloader_decoding_req_per_s", "urlsession_req_per_s", "curl_req_per_s"]
+
+    private static func throughputPanel(
+        _ figures: [Figure], top: Double, labelWidth: Double, plotWidth: Double, rowHeight: Double
+    ) -> String {
+        guard !figures.isEmpty else { return "" }
+        let largest = figures.compactMap(\.samples.median).max() ?? 1
+        var svg = "<text x=\"12\" y=\"\(top + 18)\" font-size=\"15\" font-weight=\"bold\">Download throughput, median requests per second (1000 × ~30 KB, 6 connections)</text>\n"
+        for (i, figure) in figures.enumerated() {
+            let y = top + 30 + rowHeight * Double(i)
+            svg += "<text x=\"12\" y=\"\(y + 21)\">\(escape(figure.label))</text>\n"
+            guard let median = figure.samples.median, largest > 0 else { continue }
+            let w = max(1, plotWidth * median / largest)
+            let colour = figure.key == "curl_req_per_s" ? "#777" : figure.key == "urlsession_req_per_s" ? "#1565c0" : "#ef6c00"
+            svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 8)\" width=\"\(w)\" height=\"18\" fill=\"\(colour)\" opacity=\"0.85\"/>\n"
+            svg += "<text x=\"\(labelWidth + w + 8)\" y=\"\(y + 21)\">\(escape(formatNumber(median)))</text>\n"
+        }
         return svg
     }
 

@@ -3,8 +3,9 @@ import OperationDownloader
 
 /// Download throughput: the same batch of ~30 KB images from nginx on 127.0.0.1, 6 connections, through
 /// ImageDownloader (decode off, then on), raw URLSession tasks with the same session settings, and
-/// `curl --parallel --parallel-max 6`. Clients take turns within each round (rotating order), and every
-/// ratio is taken within a round.
+/// `curl --parallel --parallel-max 6`. Every client runs in its own process (no client's leftover threads or
+/// sessions cost CPU in another's measurement); clients take turns within each round (rotating order), and
+/// every ratio is taken within a round.
 struct DownloadBenchmark {
     let context: RunContext
     static let section = "Download"
@@ -61,7 +62,7 @@ struct DownloadBenchmark {
             report.detail("curl_req_per_s", section: s, label: "curl --parallel --parallel-max 6", unit: "req/s", rate(.curl))
             report.detail("curl_cpu_ms_per_download", section: s, label: "curl CPU per download (child rusage)", unit: "ms", cpuMs(.curl))
         }
-        report.note(s, "\(count) images of \(context.fixtures.smallMeanBytes(format: "jpg")) bytes (JPEG) per round; decode-on downloads \(format) images of \(context.fixtures.smallMeanBytes(format: format)) bytes. CPU is this process's (clock_gettime) or curl's own (wait4 rusage).")
+        report.note(s, "\(count) images of \(context.fixtures.smallMeanBytes(format: "jpg")) bytes (JPEG) per round; decode-on downloads \(format) images of \(context.fixtures.smallMeanBytes(format: format)) bytes. Each Swift client runs in a fresh child process and times its downloads itself (wall and process CPU, without start-up); curl's figures are its whole process (wait4 rusage).")
     }
 
     private func urls(count: Int, format: String) throws -> [URL] {
@@ -90,31 +91,31 @@ struct DownloadBenchmark {
             guard outcome.status == 0 else { throw BenchmarkError.tool("curl exited with \(outcome.status)") }
             return outcome.cost
         case .urlSession:
-            return try inProcess {
-                guard let failures = RawURLSessionClient().download(plain, concurrency: 6) else { return "timed out" }
-                return failures == 0 ? nil : "\(failures) failed downloads"
-            }
-        case .downloader, .downloaderDecoding:
-            let decode = client == .downloaderDecoding
-            return try inProcess {
-                guard let outcome = DownloaderClient.download(
-                    decode ? decoded : plain, options: decode ? [] : [.avoidDecodeImage])
-                else { return "timed out" }
-                guard outcome.failures == 0 else {
-                    return "\(outcome.failures) failed downloads, first: \(outcome.firstError ?? "?")"
-                }
-                return nil
-            }
+            return try inChild(.downloadURLSession, count: plain.count)
+        case .downloader:
+            return try inChild(.downloadDownloader, count: plain.count)
+        case .downloaderDecoding:
+            return try inChild(.downloadDownloaderDecoding, count: decoded.count)
         }
     }
 
-    /// Wall and whole-process CPU of `body`, which returns an error message or nil.
-    private func inProcess(_ body: () -> String?) throws -> Cost {
-        let wall0 = Clock.wall()
-        let cpu0 = Clock.processCPU()
-        let failure = body()
-        let cost = Cost(wall: Clock.wall() - wall0, cpu: Clock.processCPU() - cpu0)
-        if let failure { throw BenchmarkError.failed("download: \(failure)") }
-        return cost
+    /// Runs a Swift client in a fresh child process; its wall and CPU time cover the downloads only
+    /// (the child measures them itself, without process start-up).
+    private func inChild(_ workload: ChildWorkload, count: Int) throws -> Cost {
+        struct Report: Decodable {
+            var failures: Int
+            var seconds: Double
+            var cpu_seconds: Double
+            var first_error: String?
+        }
+        let outcome = try ChildProcess.run(
+            [context.executable, "child", workload.rawValue, "--base-url", context.baseURL, "--count", String(count),
+             "--dir", context.fixtures.directory.path],
+            captureOutput: true)
+        let line = outcome.output.split(separator: "\n").last.map(String.init) ?? ""
+        guard outcome.status == 0, let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8)) else {
+            throw BenchmarkError.failed("download \(workload.rawValue): exit \(outcome.status): \(line)")
+        }
+        return Cost(wall: report.seconds, cpu: report.cpu_seconds)
     }
 }
