@@ -44,7 +44,7 @@ enum SVGChart {
             svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 8)\" width=\"\(max(1, barEnd - labelWidth))\" height=\"18\" fill=\"\(colour)\" opacity=\"0.85\"/>\n"
             let a = x(normalise(minimum))
             svg += "<line x1=\"\(min(a, barEnd))\" y1=\"\(y + 17)\" x2=\"\(max(a, barEnd))\" y2=\"\(y + 17)\" stroke=\"black\" stroke-width=\"2\"/>\n"
-            svg += "<text x=\"\(labelWidth + plotWidth + 8)\" y=\"\(y + 21)\">\(escape(formatNumber(median))) (\(goal.comparison.symbol) \(escape(formatNumber(goal.threshold))))</text>\n"
+            svg += "<text x=\"\(labelWidth + plotWidth + 8)\" y=\"\(y + 21)\">\(escape("\(formatNumber(median)) (\(goal.comparison.symbol) \(formatNumber(goal.threshold)))"))</text>\n"
         }
         let goalX = x(1)
         let bottom = top + rowHeight * Double(rows.count)

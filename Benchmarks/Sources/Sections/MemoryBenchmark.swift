@@ -9,7 +9,7 @@ struct MemoryBenchmark {
     func run() throws {
         let report = context.report
         let s = Self.section
-        let rounds = context.quick ? 1 : 5
+        let rounds = context.quick ? 1 : 5  // one child per round: at least 5 in a full run
         if RunContext.jpegCoderAvailable {
             let count = context.quick ? 20 : 200
             let rss = try peakRSS(.memoryLarge, count: count, rounds: rounds)
@@ -18,7 +18,7 @@ struct MemoryBenchmark {
             report.skip("peak_rss_mb_large", reason: "no JPEG coder registered in ImageCodersManager yet")
         }
         let many = context.quick ? 2_000 : 20_000
-        let manyRounds = context.quick ? 1 : 3
+        let manyRounds = rounds
         report.headline("peak_rss_mb_many", section: s, label: "\(many) small downloads, decode off", unit: "MB",
                         try peakRSS(.memoryMany, count: many, rounds: manyRounds))
         report.detail("peak_rss_mb_many_decoded", section: s, label: "\(many) small downloads (\(context.decodedSmallFormat)), decoded, default 100 MB memory cache", unit: "MB",
