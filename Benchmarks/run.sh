@@ -2,7 +2,7 @@
 # The benchmark of issue 6 in one command (see Docs/Benchmarks.md):
 #
 #   bash Benchmarks/run.sh            full run: writes Benchmarks/results/latest.{json,md}, chart.svg and the
-#                                     results block of Docs/Benchmarks.md (about 10-15 minutes on 2 cores)
+#                                     results block of Docs/Benchmarks.md (about 6-8 minutes on 2 cores)
 #   bash Benchmarks/run.sh --quick    every section with small counts (CI): writes results/quick.*
 #   bash Benchmarks/run.sh --sections download,decode    only these sections (no docs update)
 #
