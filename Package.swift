@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "OperationDownloader", targets: ["OperationDownloader"]),
         .library(name: "Decoding", targets: ["Decoding"]),
+        .executable(name: "imagedl", targets: ["imagedl"]),
     ],
     targets: [
         .target(
@@ -21,9 +22,18 @@ let package = Package(
         ),
         .target(name: "Decoding", dependencies: ["CImageCodecs"]),
         .target(name: "OperationDownloader", dependencies: ["Decoding"]),
+        // The command-line tool: a thin `main` over ImagedlCore, which holds everything testable
+        // (argument parser, renderers, JSON, the demo's loopback server and its sample images).
+        .target(
+            name: "ImagedlCore",
+            dependencies: ["OperationDownloader", "Decoding"],
+            resources: [.copy("Resources/DemoImages")]
+        ),
+        .executableTarget(name: "imagedl", dependencies: ["ImagedlCore", "OperationDownloader", "Decoding"]),
         // Run with `bash Benchmarks/run.sh` (see Docs/Benchmarks.md); not part of `swift test`.
         .executableTarget(name: "Benchmarks", dependencies: ["OperationDownloader", "Decoding"], path: "Benchmarks/Sources"),
         .testTarget(name: "DecodingTests", dependencies: ["Decoding"]),
         .testTarget(name: "OperationDownloaderTests", dependencies: ["OperationDownloader", "Decoding"]),
+        .testTarget(name: "ImagedlTests", dependencies: ["ImagedlCore", "Decoding"]),
     ]
 )

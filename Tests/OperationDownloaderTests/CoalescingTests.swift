@@ -51,8 +51,9 @@ import Testing
     @Test func cancellingEveryCallerAbortsTheTransfer() async throws {
         let (downloader, _) = makeDownloader()
         let tag = newTag()
-        // ~70 KB in 1 KB chunks every 50 ms: several seconds unless aborted.
-        let url = server.url("/drip/baseline.jpg?chunk=1024&delay_ms=50&tag=\(tag)")
+        // ~70 KB in 1 KB chunks every 2 s: minutes unless aborted, so even a test process whose async tasks are
+        // starved by CPU-heavy decoding tests (the cooperative pool has one thread per core) sees the abort.
+        let url = server.url("/drip/baseline.jpg?chunk=1024&delay_ms=2000&tag=\(tag)")
         let recorders = (0..<3).map { _ in DownloadRecorder() }
         let tokens = recorders.map { downloader.downloadImage(url, progress: $0.progress, completed: $0.completed) }
         #expect(await waitUntil { recorders[0].progressList.contains { $0.0 > 0 } })

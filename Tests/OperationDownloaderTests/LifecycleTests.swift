@@ -106,7 +106,7 @@ import Testing
     @Test func leavingTheEventStreamCancelsTheDownload() async throws {
         let (downloader, _) = makeDownloader()
         let tag = newTag()
-        let url = server.url("/drip/baseline.jpg?chunk=1024&delay_ms=50&tag=\(tag)")
+        let url = server.url("/drip/baseline.jpg?chunk=1024&delay_ms=2000&tag=\(tag)")
         for try await event in downloader.events(for: url) {
             if case .progress(let received, _) = event, received > 0 { break }
         }

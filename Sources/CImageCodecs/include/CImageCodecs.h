@@ -10,5 +10,7 @@ const char *cic_libpng_version(void);
 
 #include "cic_jpeg.h"
 #include "cic_png.h"
+#include "cic_heif.h"
+#include "cic_tiff.h"
 
 #endif

@@ -1,6 +1,6 @@
 /// The coders `ImageCodersManager` starts with, least preferred first (the last is asked first).
 enum BuiltInCoders {
     static func all() -> [any ImageCoder] {
-        [JPEGCoder(), PNGCoder(), GIFCoder(), BMPCoder(), ICOCoder()]
+        [TIFFCoder(), HEIFCoder(), WebPCoder(), ICOCoder(), BMPCoder(), GIFCoder(), PNGCoder(), JPEGCoder()]
     }
 }

@@ -23,10 +23,11 @@ extension ImageDownloader {
                         }
                         return
                     }
-                    let token = holder.token
-                    continuation.resume(returning: ImageDownloadResult(
-                        image: image, data: data ?? Data(), response: token?.response as? HTTPURLResponse,
-                        metrics: token?.metrics))
+                    holder.withToken { token in
+                        continuation.resume(returning: ImageDownloadResult(
+                            image: image, data: data ?? Data(), response: token?.response as? HTTPURLResponse,
+                            metrics: token?.metrics))
+                    }
                 }
                 holder.set(token)
             }
@@ -56,11 +57,12 @@ extension ImageDownloader {
                         continuation.finish(throwing: error)
                         return
                     }
-                    let token = holder.token
-                    continuation.yield(.completed(ImageDownloadResult(
-                        image: image, data: data ?? Data(), response: token?.response as? HTTPURLResponse,
-                        metrics: token?.metrics)))
-                    continuation.finish()
+                    holder.withToken { token in
+                        continuation.yield(.completed(ImageDownloadResult(
+                            image: image, data: data ?? Data(), response: token?.response as? HTTPURLResponse,
+                            metrics: token?.metrics)))
+                        continuation.finish()
+                    }
                 })
             holder.set(token)
             continuation.onTermination = { termination in
@@ -72,20 +74,36 @@ extension ImageDownloader {
 
 /// Hands a token to a cancellation handler that may run before the token exists (Task already cancelled
 /// when the download starts): a cancel that comes first is applied when the token arrives.
-final class TokenHolder: @unchecked Sendable {  // `lock` guards `stored` and `cancelled`
+final class TokenHolder: @unchecked Sendable {  // `lock` guards `stored`, `isSet`, `pending` and `cancelled`
     private let lock = NSLock()
     private var stored: ImageDownloadToken?
+    private var isSet = false
+    private var pending: (@Sendable (ImageDownloadToken?) -> Void)?
     private var cancelled = false
 
-    var token: ImageDownloadToken? { lock.withLock { stored } }
     var taskCancelled: Bool { lock.withLock { cancelled } }
 
     func set(_ token: ImageDownloadToken?) {
-        let cancelNow: Bool = lock.withLock {
+        let (cancelNow, run): (Bool, (@Sendable (ImageDownloadToken?) -> Void)?) = lock.withLock {
             stored = token
-            return cancelled
+            isSet = true
+            defer { pending = nil }
+            return (cancelled, pending)
         }
         if cancelNow { token?.cancel() }
+        run?(token)
+    }
+
+    /// Runs `body` with the token once `set` has been called (at once when it has): a completion can arrive
+    /// before `downloadImage` has returned the token, e.g. for an HTTP cache hit, and the result's response
+    /// and metrics come from the token.
+    func withToken(_ body: @escaping @Sendable (ImageDownloadToken?) -> Void) {
+        let ready: ImageDownloadToken?? = lock.withLock {
+            if isSet { return .some(stored) }
+            pending = body
+            return .none
+        }
+        if case .some(let token) = ready { body(token) }
     }
 
     func cancel() {

@@ -45,6 +45,10 @@ public struct ImageDownloaderConfiguration {
     public var callbackQueue: DispatchQueue?
     /// The memory cache consulted before downloading and filled after decoding; `nil` disables it.
     public var imageCache: (any ImageRequestCache)? = AutoPurgingImageCache()
+    /// The HTTP cache used by requests with `.useURLCache` (URLSession's own cache is always off: on Linux it
+    /// never stores and ignores cache policies). Default `HTTPImageCache.shared`, under the user cache
+    /// directory, which touches the disk only once a request uses `.useURLCache`; `nil` disables it.
+    public var httpCache: HTTPImageCache? = HTTPImageCache.shared
     /// Bodies larger than this fail with `.responseTooLarge` (checked against the announced length and
     /// while receiving). Default 256 MiB.
     public var maximumResponseSize: Int = 256 * 1024 * 1024

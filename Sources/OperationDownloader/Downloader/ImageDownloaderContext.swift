@@ -32,6 +32,8 @@ public struct ImageDownloaderContext: Sendable {
     public var progressiveDecodingInterval: TimeInterval?
     /// Overrides `ImageDownloaderConfiguration.maximumPixelCount`.
     public var maximumPixelCount: Int?
+    /// Overrides `ImageDownloaderConfiguration.httpCache` (used with `.useURLCache`).
+    public var httpCache: HTTPImageCache?
 
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,
@@ -45,7 +47,8 @@ public struct ImageDownloaderContext: Sendable {
         maximumResponseSize: Int? = nil,
         downloadTimeout: TimeInterval? = nil,
         progressiveDecodingInterval: TimeInterval? = nil,
-        maximumPixelCount: Int? = nil
+        maximumPixelCount: Int? = nil,
+        httpCache: HTTPImageCache? = nil
     ) {
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
@@ -59,5 +62,6 @@ public struct ImageDownloaderContext: Sendable {
         self.downloadTimeout = downloadTimeout
         self.progressiveDecodingInterval = progressiveDecodingInterval
         self.maximumPixelCount = maximumPixelCount
+        self.httpCache = httpCache
     }
 }

@@ -3,6 +3,18 @@ import Foundation
 /// Timings and sizes of one download, measured by the package itself (URLSession on Linux delivers no
 /// task metrics). All dates are wall-clock; `nil` means the phase was not reached.
 public struct ImageDownloadMetrics: Sendable, Equatable {
+    /// Where the bytes of a download came from.
+    public enum Source: Sendable, Equatable {
+        /// A response body from the server.
+        case network
+        /// The HTTP cache (`.useURLCache`), without any request.
+        case httpCache
+        /// The HTTP cache after the server answered a conditional request with 304 Not Modified.
+        case revalidatedHTTPCache
+    }
+
+    /// Where the bytes came from (default `.network`).
+    public var source: Source = .network
     /// When the operation was created (queued).
     public var queuedAt: Date
     /// When the operation started its network task.

@@ -53,6 +53,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     private var storedContentTypes: Set<String>?
     /// Set by the downloader: told about the task before it is resumed, so callbacks route without a search.
     private var taskCreated: (@Sendable (URLSessionTask) -> Void)?
+    /// The HTTP cache (`.useURLCache`, `.ignoreCachedResponse`) and cookies (`.handleCookies`) for this download.
+    private let httpTransaction: HTTPCacheTransaction
+    /// The server's response as received (before the response modifier), to store in the HTTP cache.
+    private var serverResponse: HTTPURLResponse?
+    /// A 304 answered from the HTTP cache: its stored response and body replace the (empty) 304.
+    private var revalidated: CachedHTTPResponse?
 
     func onTaskCreated(_ body: @escaping @Sendable (URLSessionTask) -> Void) {
         lock.withLock { taskCreated = body }
@@ -68,6 +74,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.context = context ?? ImageDownloaderContext()
         self.callbackQueue = self.context.callbackQueue ?? ImageDownloader.platformDefaultCallbackQueue
         self.measured = ImageDownloadMetrics(queuedAt: Date())
+        self.httpTransaction = HTTPCacheTransaction(
+            request: request, cache: self.context.httpCache, useURLCache: options.contains(.useURLCache),
+            ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies))
         super.init()
     }
 
@@ -172,8 +181,24 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         setExecuting(true)
         beginBackgroundTaskIfNeeded()
 
+        let requestToSend: URLRequest
+        switch httpTransaction.begin() {
+        case .send(let request):
+            requestToSend = request
+        case .serveFromCache(let cached):
+            serveFromHTTPCache(cached)
+            return
+        case .fail(let error):
+            let cancelled: Bool = lock.withLock {
+                measured.startedAt = Date()
+                phase = .running
+                return cancelRequested
+            }
+            finish(error: cancelled ? ImageDownloaderError.cancelled : ImageDownloaderError.network(error), cancelTask: false)
+            return
+        }
         let session = lock.withLock { borrowedSession } ?? makeOwnedSession()
-        let newTask = session.dataTask(with: originalRequest)
+        let newTask = session.dataTask(with: requestToSend)
         let cancelledWhileStarting: Bool = lock.withLock {
             task = newTask
             measured.startedAt = Date()
@@ -195,6 +220,38 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         post(.imageDownloadStart)
         scheduleTimeout()
         newTask.resume()
+    }
+
+    /// A fresh (or policy-allowed) HTTP cache entry: no task; the same callbacks, notifications and decoding
+    /// as a download, with metrics saying the cache was the source.
+    private func serveFromHTTPCache(_ cached: CachedHTTPResponse) {
+        let cancelled: Bool = lock.withLock {
+            let now = Date()
+            measured.startedAt = now
+            measured.responseAt = now
+            measured.firstByteAt = now
+            measured.statusCode = cached.statusCode
+            measured.receivedBytes = cached.data.count
+            measured.expectedBytes = cached.data.count
+            measured.source = .httpCache
+            currentResponse = cached.response
+            phase = .running
+            stopPosted = true
+            return cancelRequested
+        }
+        if cancelled {
+            finish(error: ImageDownloaderError.cancelled, cancelTask: false)
+            return
+        }
+        let url = originalRequest.url
+        for record in callbacks.snapshot { record.deliverProgress(0, -1, url) }
+        post(.imageDownloadStart)
+        for record in callbacks.snapshot { record.deliverProgress(0, cached.data.count, url) }
+        post(.imageDownloadReceiveResponse)
+        for record in callbacks.snapshot { record.deliverProgress(cached.data.count, cached.data.count, url) }
+        post(.imageDownloadStop)
+        post(.imageDownloadFinish)
+        coderQueue.async { [self] in decodeAndFinish(cached.data, progressive: nil) }
     }
 
     open override func cancel() {
@@ -257,8 +314,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             buffer = Data()
             progressive = nil
             taskCreated = nil
+            revalidated = nil
+            serverResponse = nil
             return taken
         }
+        httpTransaction.release()
         timer?.cancel()
         if cancelSession { session?.invalidateAndCancel() } else { session?.finishTasksAndInvalidate() }
         if let background { background.provider.endBackgroundTask(background.id) }
@@ -295,7 +355,10 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             timeoutTimer = timer
             return true
         }
-        if keep { timer.resume() }
+        // Always activate: libdispatch traps when a never-resumed source is released, which happened when a
+        // cancel (for example from the start progress callback) ended the operation before this point.
+        timer.resume()
+        if !keep { timer.cancel() }
     }
 
     private func post(_ name: Notification.Name) {
@@ -332,6 +395,25 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         defer { completionHandler(.allow) }
         guard isCurrent(dataTask) else { return }
         var response = response
+        var fromCache: CachedHTTPResponse?
+        if let http = response as? HTTPURLResponse {
+            // Cookies and the HTTP cache see the server's response, before any response modifier.
+            switch httpTransaction.received(http) {
+            case .proceed:
+                break
+            case .notModified:
+                finish(error: ImageDownloaderError.notModified, cancelTask: true)
+                return
+            case .serveRevalidated(let cached):
+                fromCache = cached
+                response = cached.response
+            }
+            lock.withLock {
+                serverResponse = http
+                revalidated = fromCache
+                if fromCache != nil { measured.source = .revalidatedHTTPCache }
+            }
+        }
         if let modifier = context.responseModifier {
             guard let modified = modifier.modifiedResponse(with: response) else {
                 finish(error: ImageDownloaderError.invalidDownloadResponse, cancelTask: true)
@@ -454,20 +536,33 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         }
         let (data, progressive, report): (Data, ProgressiveDecoding?, Bool) = lock.withLock {
             stopPosted = true
+            if let revalidated {
+                // A 304 has no body: the download's bytes are the stored ones.
+                buffer = revalidated.data
+                measured.receivedBytes = buffer.count
+            }
             let report = lastReportedSize != buffer.count || expectedSize != buffer.count
             lastReportedSize = buffer.count
-            return (buffer, self.progressive, report)
+            // The incremental decoder saw no bytes of a 304: the stored body is decoded in one shot.
+            return (buffer, revalidated == nil ? self.progressive : nil, report)
         }
         if report {
             for record in callbacks.snapshot { record.deliverProgress(data.count, data.count, originalRequest.url) }
         }
         post(.imageDownloadStop)
         post(.imageDownloadFinish)
+        let toStore: HTTPURLResponse? = lock.withLock { revalidated == nil ? serverResponse : nil }
+        let transaction = httpTransaction
+        let work: @Sendable () -> Void = { [self] in
+            // Stored as received (before any decryptor), whether or not it decodes, off the delegate queue.
+            if let toStore { transaction.completed(toStore, data: data) }
+            decodeAndFinish(data, progressive: progressive)
+        }
         if options.contains(.avoidDecodeImage) {
-            coderQueue.async { [self] in decodeAndFinish(data, progressive: progressive) }
+            coderQueue.async(execute: work)
         } else {
             // Full-size bitmaps are what peak memory is made of: at most one final decode per core at a time.
-            DecodeLimiter.shared.async(on: coderQueue) { [self] in decodeAndFinish(data, progressive: progressive) }
+            DecodeLimiter.shared.async(on: coderQueue, work)
         }
     }
 
@@ -508,6 +603,10 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         guard lock.withLock({ phase == .running }) else { return }
         guard !received.isEmpty else {
             finish(error: ImageDownloaderError.badImageData("empty response body"), cancelTask: false)
+            return
+        }
+        if httpTransaction.isCachedBody(received) {
+            finish(error: ImageDownloaderError.cacheNotModified, cancelTask: false)
             return
         }
         var data = received
@@ -610,7 +709,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             redirected.setValue(value, forHTTPHeaderField: field)
         }
         if crossesOrigin { redirected.setValue(nil, forHTTPHeaderField: "Authorization") }
-        completionHandler(redirected)
+        // Cookies of the 3xx stored and the Cookie header rebuilt for the new URL; cache validators dropped.
+        completionHandler(httpTransaction.redirect(redirected, response: response))
     }
 }
 

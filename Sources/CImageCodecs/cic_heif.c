@@ -1,0 +1,217 @@
+// libheif through dlsym. The declarations below mirror libheif 1.15's public heif.h (only what is used);
+// the structs passed by value or written to must match its layout exactly.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cic_heif.h"
+
+struct heif_context;
+struct heif_image_handle;
+struct heif_image;
+
+struct heif_error {
+    int code;     // enum heif_error_code
+    int subcode;  // enum heif_suberror_code
+    const char *message;
+};
+
+// struct heif_decoding_options, versions 1-2 (the library allocates it, so later fields may follow).
+struct heif_decoding_options_v2 {
+    uint8_t version;
+    uint8_t ignore_transformations;
+    void (*start_progress)(int step, int max_progress, void *user_data);
+    void (*on_progress)(int step, int progress, void *user_data);
+    void (*end_progress)(int step, void *user_data);
+    void *progress_user_data;
+    uint8_t convert_hdr_to_8bit;
+};
+
+enum { heif_colorspace_RGB = 1, heif_chroma_interleaved_RGBA = 11, heif_channel_interleaved = 10 };
+
+struct cic_heif_api {
+    const char *(*get_version)(void);
+    struct heif_context *(*context_alloc)(void);
+    void (*context_free)(struct heif_context *);
+    struct heif_error (*read_from_memory_without_copy)(struct heif_context *, const void *, size_t, const void *);
+    struct heif_error (*get_primary_image_handle)(struct heif_context *, struct heif_image_handle **);
+    void (*image_handle_release)(const struct heif_image_handle *);
+    int (*image_handle_get_width)(const struct heif_image_handle *);
+    int (*image_handle_get_height)(const struct heif_image_handle *);
+    int (*image_handle_is_premultiplied_alpha)(const struct heif_image_handle *);  // optional
+    struct heif_decoding_options_v2 *(*decoding_options_alloc)(void);
+    void (*decoding_options_free)(struct heif_decoding_options_v2 *);
+    struct heif_error (*decode_image)(const struct heif_image_handle *, struct heif_image **, int colorspace, int chroma,
+                                      const struct heif_decoding_options_v2 *);
+    int (*image_get_chroma_format)(const struct heif_image *);
+    int (*image_get_width)(const struct heif_image *, int channel);
+    int (*image_get_height)(const struct heif_image *, int channel);
+    int (*image_get_bits_per_pixel)(const struct heif_image *, int channel);
+    const uint8_t *(*image_get_plane_readonly)(const struct heif_image *, int channel, int *stride);
+    void (*image_release)(const struct heif_image *);
+};
+
+struct cic_heif_file {
+    const cic_heif_api *api;
+    struct heif_context *context;
+    struct heif_image_handle *handle;
+    struct heif_image *image;
+    int premultiplied;
+};
+
+#define CIC_RESOLVE(field, name)                                      \
+    do {                                                              \
+        *(void **)(&api->field) = dlsym(dl_handle, name);             \
+        if (!api->field) {                                            \
+            snprintf(missing, missing_len, "symbol %s not found", name); \
+            free(api);                                                \
+            return NULL;                                              \
+        }                                                             \
+    } while (0)
+
+const cic_heif_api *cic_heif_load(void *dl_handle, char *missing, size_t missing_len) {
+    cic_heif_api *api = calloc(1, sizeof *api);
+    if (!api) {
+        snprintf(missing, missing_len, "out of memory");
+        return NULL;
+    }
+    CIC_RESOLVE(get_version, "heif_get_version");
+    CIC_RESOLVE(context_alloc, "heif_context_alloc");
+    CIC_RESOLVE(context_free, "heif_context_free");
+    CIC_RESOLVE(read_from_memory_without_copy, "heif_context_read_from_memory_without_copy");
+    CIC_RESOLVE(get_primary_image_handle, "heif_context_get_primary_image_handle");
+    CIC_RESOLVE(image_handle_release, "heif_image_handle_release");
+    CIC_RESOLVE(image_handle_get_width, "heif_image_handle_get_width");
+    CIC_RESOLVE(image_handle_get_height, "heif_image_handle_get_height");
+    CIC_RESOLVE(decoding_options_alloc, "heif_decoding_options_alloc");
+    CIC_RESOLVE(decoding_options_free, "heif_decoding_options_free");
+    CIC_RESOLVE(decode_image, "heif_decode_image");
+    CIC_RESOLVE(image_get_chroma_format, "heif_image_get_chroma_format");
+    CIC_RESOLVE(image_get_width, "heif_image_get_width");
+    CIC_RESOLVE(image_get_height, "heif_image_get_height");
+    CIC_RESOLVE(image_get_bits_per_pixel, "heif_image_get_bits_per_pixel");
+    CIC_RESOLVE(image_get_plane_readonly, "heif_image_get_plane_readonly");
+    CIC_RESOLVE(image_release, "heif_image_release");
+    // heif_init (libheif 1.13+) loads the decoder plugins; calling it once here, under the Swift side's
+    // load lock, keeps that out of concurrent first decodes. Older versions initialise implicitly.
+    struct heif_error (*init)(void *params) = NULL;
+    *(void **)(&init) = dlsym(dl_handle, "heif_init");
+    if (init) {
+        struct heif_error err = init(NULL);
+        if (err.code != 0) {
+            snprintf(missing, missing_len, "heif_init failed: %s", err.message ? err.message : "unknown error");
+            free(api);
+            return NULL;
+        }
+    }
+    // Added in libheif 1.12; older versions never report premultiplied alpha.
+    *(void **)(&api->image_handle_is_premultiplied_alpha) = dlsym(dl_handle, "heif_image_handle_is_premultiplied_alpha");
+    return api;
+}
+
+const char *cic_heif_version(const cic_heif_api *api) {
+    const char *v = api->get_version();
+    return v ? v : "unknown";
+}
+
+static void set_status(cic_heif_status *status, struct heif_error err) {
+    status->code = err.code;
+    status->subcode = err.subcode;
+    snprintf(status->message, sizeof status->message, "%s", err.message ? err.message : "");
+}
+
+static void set_failure(cic_heif_status *status, const char *message) {
+    status->code = 2;  // heif_error_Invalid_input
+    status->subcode = 0;
+    snprintf(status->message, sizeof status->message, "%s", message);
+}
+
+cic_heif_file *cic_heif_open(const cic_heif_api *api, const void *data, size_t size,
+                             int *width, int *height, cic_heif_status *status) {
+    memset(status, 0, sizeof *status);
+    cic_heif_file *file = calloc(1, sizeof *file);
+    if (!file) {
+        set_failure(status, "out of memory");
+        return NULL;
+    }
+    file->api = api;
+    file->context = api->context_alloc();
+    if (!file->context) {
+        set_failure(status, "heif_context_alloc failed");
+        cic_heif_close(file);
+        return NULL;
+    }
+    struct heif_error err = api->read_from_memory_without_copy(file->context, data, size, NULL);
+    if (err.code == 0) err = api->get_primary_image_handle(file->context, &file->handle);
+    if (err.code != 0 || !file->handle) {
+        if (err.code != 0) set_status(status, err); else set_failure(status, "no primary image");
+        cic_heif_close(file);
+        return NULL;
+    }
+    *width = api->image_handle_get_width(file->handle);
+    *height = api->image_handle_get_height(file->handle);
+    file->premultiplied = api->image_handle_is_premultiplied_alpha
+        ? api->image_handle_is_premultiplied_alpha(file->handle) : 0;
+    return file;
+}
+
+int cic_heif_decode(cic_heif_file *file, int *width, int *height, cic_heif_status *status) {
+    memset(status, 0, sizeof *status);
+    const cic_heif_api *api = file->api;
+    struct heif_decoding_options_v2 *options = api->decoding_options_alloc();
+    // HDR (10/12-bit) images: ask libheif for 8 bits per channel instead of RRGGBBAA.
+    if (options && options->version >= 2) options->convert_hdr_to_8bit = 1;
+    struct heif_error err = api->decode_image(file->handle, &file->image, heif_colorspace_RGB,
+                                              heif_chroma_interleaved_RGBA, options);
+    if (options) api->decoding_options_free(options);
+    if (err.code != 0 || !file->image) {
+        if (err.code != 0) set_status(status, err); else set_failure(status, "decoder returned no image");
+        return -1;
+    }
+    if (api->image_get_chroma_format(file->image) != heif_chroma_interleaved_RGBA ||
+        api->image_get_bits_per_pixel(file->image, heif_channel_interleaved) != 32) {
+        status->code = CIC_HEIF_UNSUPPORTED_FEATURE;
+        status->subcode = 0;
+        snprintf(status->message, sizeof status->message, "libheif did not produce 8-bit RGBA");
+        return -1;
+    }
+    *width = api->image_get_width(file->image, heif_channel_interleaved);
+    *height = api->image_get_height(file->image, heif_channel_interleaved);
+    return 0;
+}
+
+int cic_heif_copy_rgba(const cic_heif_file *file, uint8_t *out, size_t out_size) {
+    const cic_heif_api *api = file->api;
+    if (!file->image) return -1;
+    int width = api->image_get_width(file->image, heif_channel_interleaved);
+    int height = api->image_get_height(file->image, heif_channel_interleaved);
+    int stride = 0;
+    const uint8_t *plane = api->image_get_plane_readonly(file->image, heif_channel_interleaved, &stride);
+    if (!plane || width <= 0 || height <= 0 || stride < width * 4) return -1;
+    size_t row_bytes = (size_t)width * 4;
+    if (out_size != row_bytes * (size_t)height) return -1;
+    for (int y = 0; y < height; y++) {
+        uint8_t *row = out + (size_t)y * row_bytes;
+        memcpy(row, plane + (size_t)y * (size_t)stride, row_bytes);
+        if (!file->premultiplied) continue;
+        // The package's contract is straight alpha.
+        for (size_t x = 0; x < row_bytes; x += 4) {
+            unsigned a = row[x + 3];
+            if (a == 0 || a == 255) continue;
+            for (int c = 0; c < 3; c++) {
+                unsigned v = (row[x + c] * 255u + a / 2) / a;
+                row[x + c] = (uint8_t)(v > 255 ? 255 : v);
+            }
+        }
+    }
+    return 0;
+}
+
+void cic_heif_close(cic_heif_file *file) {
+    if (!file) return;
+    const cic_heif_api *api = file->api;
+    if (file->image) api->image_release(file->image);
+    if (file->handle) api->image_handle_release(file->handle);
+    if (file->context) api->context_free(file->context);
+    free(file);
+}

@@ -1,0 +1,40 @@
+// TIFF through libtiff (libtiff.so.6), resolved with dlsym at run time: the package has no build-time
+// dependency on libtiff. libtiff reads through client callbacks over the caller's memory, and its error and
+// warning messages are captured per file instead of going to stderr.
+#ifndef CIC_TIFF_H
+#define CIC_TIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Resolved libtiff entry points (opaque to Swift).
+typedef struct cic_tiff_api cic_tiff_api;
+
+/// Resolves the entry points from a `dlopen` handle (libtiff 4.5 or later: per-file error handlers).
+/// Returns NULL and names the missing symbol in `missing` when the library is unusable.
+const cic_tiff_api *cic_tiff_load(void *dl_handle, char *missing, size_t missing_len);
+
+/// libtiff's version banner, e.g. "LIBTIFF, Version 4.5.0 ...".
+const char *cic_tiff_version(const cic_tiff_api *api);
+
+/// One TIFF being read (first directory only).
+typedef struct cic_tiff_file cic_tiff_file;
+
+/// Opens `data` (not copied: it must stay valid until cic_tiff_close) and reads the first directory's
+/// size and Orientation tag (274; 1 when absent). `max_single_alloc` caps any one libtiff allocation.
+/// NULL on failure, with libtiff's first error message in `message`.
+cic_tiff_file *cic_tiff_open(const cic_tiff_api *api, const void *data, size_t size, size_t max_single_alloc,
+                             uint32_t *width, uint32_t *height, int *orientation, char *message, size_t message_len);
+
+/// Decodes into `raster` (width*height uint32) with TIFFReadRGBAImageOriented, rows in stored order (the
+/// Orientation tag is not applied), and
+/// rewrites each pixel in place as R,G,B,A bytes (libtiff premultiplies alpha; this undoes it). Returns 0 when clean, 1 when libtiff
+/// reported errors while reading strips or tiles (the raster holds what could be read), -1 when nothing
+/// could be decoded; `message` gets libtiff's first error.
+int cic_tiff_read_rgba(cic_tiff_file *file, uint32_t *raster, uint32_t width, uint32_t height,
+                       char *message, size_t message_len);
+
+/// Closes the file. NULL is allowed.
+void cic_tiff_close(cic_tiff_file *file);
+
+#endif

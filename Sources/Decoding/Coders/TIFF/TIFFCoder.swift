@@ -1,0 +1,90 @@
+import CImageCodecs
+import Foundation
+
+/// TIFF through the system's libtiff (`libtiff.so.6`), loaded with `dlopen` on first use.
+///
+/// Reads the first image (directory) with libtiff's RGBA interface, which handles every photometric
+/// interpretation, bit depth and compression libtiff supports. The Orientation tag (274) is reported in
+/// `orientation` and not applied: rows come out top-down in stored order (Pillow, by contrast, transposes
+/// TIFFs by their tag while loading; applying `orientation` to these pixels gives its result). A file
+/// whose later strips or tiles are damaged or missing decodes to a partial image (`isIncomplete`), the
+/// unreadable parts filled as libtiff leaves them. Not incremental: TIFF directories may sit at the end of the file.
+///
+/// Without libtiff the coder still claims TIFF data, so the failure is explicit: `decode` throws
+/// `.unsupportedFormat` and `unavailableReason` says why.
+public struct TIFFCoder: ImageCoder {
+    private let soname: String
+
+    /// The coder for the system libtiff.
+    public init() {
+        self.init(soname: LibTIFF.defaultSoname)
+    }
+
+    /// A coder loading libtiff from `soname` (tests name a missing one to check the fallback).
+    init(soname: String) {
+        self.soname = soname
+    }
+
+    /// Why libtiff cannot be used (not installed, too old, or a symbol missing), or nil when it can.
+    public var unavailableReason: String? {
+        if case .failure(let error) = LibTIFF.load(soname) { return error.description }
+        return nil
+    }
+
+    /// The loaded library's version, e.g. "LIBTIFF, Version 4.5.0", or nil when it is unavailable.
+    public var libraryVersion: String? {
+        try? LibTIFF.load(soname).get().versionString
+    }
+
+    public func canDecode(_ data: Data) -> Bool {
+        ImageFormat(sniffing: data) == .tiff
+    }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+        guard let lib = try? LibTIFF.load(soname).get() else { throw ImageDecodingError.unsupportedFormat }
+        guard data.count >= 8 else { throw ImageDecodingError.truncated }
+        return try data.withUnsafeBytes { bytes -> DecodedImage in
+            guard let base = bytes.baseAddress else { throw ImageDecodingError.truncated }
+            var message = [CChar](repeating: 0, count: 256)
+            var width: UInt32 = 0, height: UInt32 = 0
+            var orientationTag: Int32 = 1
+            // libtiff's own buffers (strips, tiles) are capped near the largest image the options allow.
+            let maxAlloc = max(64 << 20, min(options.maximumPixelCount, Int.max / 8) * 8)
+            guard let file = cic_tiff_open(lib.api, base, bytes.count, maxAlloc, &width, &height, &orientationTag,
+                                           &message, message.count) else {
+                throw Self.readError(stringFromCBuffer(message), firstDirectoryMissing: Self.firstDirectoryOffset(bytes) >= bytes.count)
+            }
+            defer { cic_tiff_close(file) }
+            let w = Int(width), h = Int(height)
+            try options.checkDimensions(width: w, height: h)
+            var raster = [UInt32](repeating: 0, count: w * h)
+            let result = raster.withUnsafeMutableBufferPointer {
+                cic_tiff_read_rgba(file, $0.baseAddress, width, height, &message, message.count)
+            }
+            guard result >= 0 else { throw Self.readError(stringFromCBuffer(message), firstDirectoryMissing: false) }
+            let pixels = raster.withUnsafeBytes { [UInt8]($0) }
+            return DecodedImage(
+                width: w, height: h, pixels: pixels, format: .tiff,
+                orientation: ImageOrientation(rawValue: Int(orientationTag)) ?? .up,
+                isIncomplete: result == 1)
+        }
+    }
+
+    /// libtiff only explains a failure in words; a first directory beyond the data, or running out of
+    /// bytes, reads as truncation (TIFF writers often put the directory after the pixels).
+    private static func readError(_ message: String, firstDirectoryMissing: Bool) -> ImageDecodingError {
+        let lowered = message.lowercased()
+        let truncationHints = ["can not read", "cannot read", "read error", "eof", "not enough data", "past end", "end of file"]
+        if firstDirectoryMissing || truncationHints.contains(where: lowered.contains) { return .truncated }
+        return .corrupt("libtiff: \(message.isEmpty ? "cannot open" : message)")
+    }
+
+    /// The first IFD offset from the 8-byte classic TIFF header (BigTIFF: 0, i.e. not judged here).
+    private static func firstDirectoryOffset(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard bytes.count >= 8, bytes[2] == 42 || bytes[3] == 42 else { return 0 }
+        let little = bytes[0] == 0x49
+        var value = 0
+        for i in 0..<4 { value |= Int(bytes[4 + i]) << (little ? 8 * i : 8 * (3 - i)) }
+        return value
+    }
+}

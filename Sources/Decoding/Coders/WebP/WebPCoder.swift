@@ -1,0 +1,51 @@
+import Foundation
+
+/// WebP through the system's libwebp (`libwebp.so.7`), loaded with `dlopen` on first use.
+///
+/// Still images (lossy, lossless, alpha) are decoded by libwebp; animations are parsed in Swift (RIFF,
+/// ANIM, ANMF) and each frame is decoded by libwebp and composited like libwebp's WebPAnimDecoder.
+/// EXIF orientation is reported. Still images decode incrementally, with rows appearing as they arrive.
+///
+/// Without libwebp the coder still claims WebP data, so the failure is explicit: `decode` throws
+/// `.unsupportedFormat` and `unavailableReason` says why.
+public struct WebPCoder: ProgressiveImageCoder {
+    private let soname: String
+
+    /// The coder for the system libwebp.
+    public init() {
+        self.init(soname: LibWebP.defaultSoname)
+    }
+
+    /// A coder loading libwebp from `soname` (tests name a missing one to check the fallback).
+    init(soname: String) {
+        self.soname = soname
+    }
+
+    /// Why libwebp cannot be used (not installed, or a symbol missing), or nil when it can.
+    public var unavailableReason: String? {
+        if case .failure(let error) = LibWebP.load(soname) { return error.description }
+        return nil
+    }
+
+    /// The loaded library's version, e.g. "libwebp 1.2.4", or nil when it is unavailable.
+    public var libraryVersion: String? {
+        try? LibWebP.load(soname).get().versionString
+    }
+
+    public func canDecode(_ data: Data) -> Bool {
+        ImageFormat(sniffing: data) == .webp
+    }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+        guard let lib = try? LibWebP.load(soname).get() else { throw ImageDecodingError.unsupportedFormat }
+        return try data.withUnsafeBytes { try WebPImageDecoding(lib: lib, options: options).decode($0) }
+    }
+
+    public func canIncrementallyDecode(_ data: Data) -> Bool {
+        canDecode(data) && unavailableReason == nil
+    }
+
+    public func makeIncrementalDecoder(options: ImageDecodingOptions) -> any IncrementalImageDecoder {
+        WebPIncrementalDecoder(soname: soname, options: options)
+    }
+}

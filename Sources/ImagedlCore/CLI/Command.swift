@@ -1,0 +1,83 @@
+import Foundation
+
+/// What one invocation of `imagedl` asks for, as parsed from its arguments.
+public enum Command: Equatable, Sendable {
+    /// `imagedl URL... [options]`.
+    case download(DownloadOptions)
+    /// `imagedl --demo [options]`: the same download path against a loopback server of bundled samples.
+    case demo(DownloadOptions)
+    /// `imagedl decode FILE... [--json] [--rgba OUT]`.
+    case decode(DecodeOptions)
+    /// `--help`: the manual page.
+    case help
+    /// `--version`.
+    case version
+}
+
+/// Options of the download command (also used by `--demo`, which supplies its own URLs).
+public struct DownloadOptions: Equatable, Sendable {
+    /// The URLs as typed; each is validated when parsed.
+    public var urls: [URL] = []
+    /// At most this many downloads at once (`--concurrency`, default 6 as in SDWebImage).
+    public var concurrency = 6
+    /// Start the newest queued download first (`--lifo`).
+    public var lifo = false
+    /// Decode while bytes arrive and show partial images (`--progressive`).
+    public var progressive = false
+    /// Where to write results (`--output`); nil writes nothing.
+    public var outputDirectory: String?
+    /// Write decoded PNGs instead of the original bytes (`--png`, needs `--output`).
+    public var writePNG = false
+    /// Fit decoded images inside this many pixels (`--thumbnail WxH`).
+    public var thumbnail: PixelSize?
+    /// One JSON object per URL on stdout instead of progress bars and a table (`--json`).
+    public var json = false
+    /// Draw images in the terminal with 24-bit colour half-blocks (`--preview`).
+    public var preview = false
+    /// Per-download timeout in seconds (`--timeout`, default 15).
+    public var timeout: Double = 15
+    /// Extra request headers (`--header 'K: V'`, repeatable), in the order given.
+    public var headers: [HTTPHeader] = []
+    /// HTTP Basic credentials (`--user`, `--password`).
+    public var user: String?
+    public var password: String?
+    /// Folder of the on-disk HTTP cache (`--http-cache DIR`): responses are stored there and fresh ones are
+    /// served from it without a request. nil: no HTTP cache.
+    public var httpCacheDirectory: String?
+
+    public init() {}
+}
+
+/// Options of `imagedl decode`.
+public struct DecodeOptions: Equatable, Sendable {
+    /// Files (or folders, walked recursively in name order) to inspect.
+    public var paths: [String] = []
+    /// One JSON object per file on stdout.
+    public var json = false
+    /// Where to write raw RGBA8: a file for one input, a folder for several.
+    public var rgbaOutput: String?
+
+    public init() {}
+}
+
+/// A width × height in pixels, as given to `--thumbnail WxH`.
+public struct PixelSize: Equatable, Sendable {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+}
+
+/// One `--header 'Name: value'`.
+public struct HTTPHeader: Equatable, Sendable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}

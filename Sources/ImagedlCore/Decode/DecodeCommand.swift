@@ -1,0 +1,145 @@
+import Decoding
+import Foundation
+
+/// `imagedl decode FILE...`: offline inspection, one line (or JSON object) per file, and a raw RGBA8 dump.
+struct DecodeCommand {
+    let options: DecodeOptions
+    var coders: ImageCodersManager = .shared
+    /// Receives each output line (stdout in the tool; a collector in tests).
+    var emit: (String) -> Void
+    /// Receives error lines that are not part of the per-file output (stderr in the tool).
+    var emitError: (String) -> Void
+
+    /// Decodes every file; returns `.failure` when any file could not be read, decoded or dumped.
+    func run() -> ExitCode {
+        var failed = false
+        let files = expandedFiles()
+        if files.isEmpty {
+            emitError("imagedl: no files to decode")
+            return .failure
+        }
+        let rgbaTargets: [String: URL]
+        do {
+            rgbaTargets = try rgbaDestinations(for: files)
+        } catch {
+            emitError("imagedl: \(error)")
+            return .failure
+        }
+        for file in files {
+            var report = Self.inspect(file: file, coders: coders) { image in
+                guard let destination = rgbaTargets[file] else { return nil }
+                do {
+                    try Data(image.pixels).write(to: destination)
+                    return nil
+                } catch {
+                    return "cannot write RGBA to \(destination.path): \(error.localizedDescription)"
+                }
+            }
+            if report.error == nil, rgbaTargets[file] == nil, options.rgbaOutput != nil {
+                report.error = "no RGBA destination"
+            }
+            if !report.succeeded { failed = true }
+            emit(options.json ? report.json.serialized() : report.line)
+        }
+        return failed ? .failure : .success
+    }
+
+    /// Reads and decodes one file. `afterDecode` may do more with the image and returns an error line or nil.
+    static func inspect(file: String, coders: ImageCodersManager,
+                        afterDecode: (DecodedImage) -> String? = { _ in nil }) -> DecodeReport {
+        var report = DecodeReport(file: file, format: .undefined)
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            report.error = "cannot read file: \(Self.readFailureReason(file))"
+            return report
+        }
+        report.format = ImageFormat(sniffing: data)
+        if data.isEmpty {
+            report.error = "empty file"
+            return report
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        do {
+            let image = try coders.decode(data)
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
+            report.format = image.format
+            report.width = image.width
+            report.height = image.height
+            report.frames = max(1, image.frames.count)
+            report.loopCount = image.loopCount
+            report.orientation = image.orientation
+            report.decodeSeconds = elapsed
+            report.isIncomplete = image.isIncomplete
+            report.error = afterDecode(image)
+        } catch let error as ImageDecodingError where error == .unsupportedFormat {
+            report.error = report.format == .undefined
+                ? "not an image (no known image signature)"
+                : "no \(report.format.rawValue) decoder in this build (is its system library installed?)"
+        } catch let error as ImageDecodingError {
+            report.error = error.description
+        } catch {
+            report.error = String(describing: error)
+        }
+        return report
+    }
+
+    private static func readFailureReason(_ file: String) -> String {
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) { return "no such file" }
+        return isDirectory.boolValue ? "is a folder" : "permission denied or unreadable"
+    }
+
+    /// The operands with folders replaced by every regular file inside them (recursively, sorted by path);
+    /// hidden files inside folders are skipped.
+    func expandedFiles() -> [String] {
+        var files: [String] = []
+        let fm = FileManager.default
+        for path in options.paths {
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                files.append(path)
+                continue
+            }
+            let base = URL(fileURLWithPath: path)
+            guard let walker = fm.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey],
+                                             options: [.skipsHiddenFiles]) else {
+                files.append(path)
+                continue
+            }
+            var found: [String] = []
+            for case let url as URL in walker {
+                guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+                let relative = url.path.hasPrefix(base.path + "/") ? String(url.path.dropFirst(base.path.count + 1)) : url.lastPathComponent
+                found.append((path.hasSuffix("/") ? path : path + "/") + relative)
+            }
+            files.append(contentsOf: found.sorted())
+        }
+        return files
+    }
+
+    /// Where each file's RGBA goes: `--rgba OUT` is the file itself for one input, a folder (created) of
+    /// `<name>.rgba` files for several.
+    private func rgbaDestinations(for files: [String]) throws -> [String: URL] {
+        guard let output = options.rgbaOutput else { return [:] }
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory)
+        if files.count == 1 && !(exists && isDirectory.boolValue) {
+            return [files[0]: URL(fileURLWithPath: output)]
+        }
+        let folder = URL(fileURLWithPath: output, isDirectory: true)
+        if !exists {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } else if !isDirectory.boolValue {
+            throw UsageError("--rgba \(output) must be a folder when decoding several files")
+        }
+        var result: [String: URL] = [:]
+        var used: Set<String> = []
+        for file in files {
+            let name = OutputNaming.uniqueName(base: URL(fileURLWithPath: file).lastPathComponent, extension: "rgba", used: &used)
+            result[file] = folder.appendingPathComponent(name)
+        }
+        return result
+    }
+}

@@ -1,0 +1,70 @@
+import Decoding
+import Foundation
+
+/// What `imagedl decode` found out about one file.
+struct DecodeReport {
+    var file: String
+    /// Sniffed from the content; `.undefined` when no known signature matched.
+    var format: ImageFormat
+    var width: Int?
+    var height: Int?
+    var frames: Int?
+    var loopCount: Int?
+    var orientation: ImageOrientation?
+    var decodeSeconds: Double?
+    /// The data ended early (or is damaged) and only part of the image could be decoded.
+    var isIncomplete = false
+    /// One line naming what went wrong, nil on success.
+    var error: String?
+
+    var succeeded: Bool { error == nil }
+
+    /// `{"file", "format", "width", "height", "frames", "orientation", "error"}` in that order; values that do
+    /// not apply are null (format is null when the content is not a known image format).
+    var json: JSONValue {
+        func optional(_ value: Int?) -> JSONValue { value.map(JSONValue.int) ?? .null }
+        return .object([
+            ("file", .string(file)),
+            ("format", format == .undefined ? .null : .string(format.rawValue)),
+            ("width", optional(width)),
+            ("height", optional(height)),
+            ("frames", optional(frames)),
+            ("orientation", optional(orientation?.rawValue)),
+            ("error", error.map(JSONValue.string) ?? .null),
+        ])
+    }
+
+    /// The human-readable line: `file: jpeg 640x480, 1 frame, orientation 1 (up), decoded in 4.2 ms`.
+    var line: String {
+        if let error { return "\(file): error: \(error)" }
+        var parts = ["\(format.rawValue) \(width ?? 0)x\(height ?? 0)"]
+        let frameCount = frames ?? 1
+        if frameCount > 1 {
+            let plays = loopCount ?? 0
+            let loops = plays == 0 ? "loops forever" : plays == 1 ? "plays once" : "plays \(plays) times"
+            parts.append("\(frameCount) frames, \(loops)")
+        } else {
+            parts.append("1 frame")
+        }
+        if let orientation { parts.append("orientation \(orientation.rawValue) (\(orientation.name))") }
+        if isIncomplete { parts.append("incomplete (data ends early)") }
+        if let decodeSeconds { parts.append("decoded in \(Formatting.duration(decodeSeconds))") }
+        return "\(file): " + parts.joined(separator: ", ")
+    }
+}
+
+extension ImageOrientation {
+    /// The UIKit-style name, for people reading the output.
+    var name: String {
+        switch self {
+        case .up: return "up"
+        case .upMirrored: return "up mirrored"
+        case .down: return "down"
+        case .downMirrored: return "down mirrored"
+        case .leftMirrored: return "left mirrored"
+        case .right: return "right"
+        case .rightMirrored: return "right mirrored"
+        case .left: return "left"
+        }
+    }
+}

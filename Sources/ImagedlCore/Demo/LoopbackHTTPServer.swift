@@ -1,0 +1,216 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 for `imagedl --demo`: GET only, one response per connection
+/// (`Connection: close`), bodies from memory, optionally "dripped" in small pieces with pauses so a
+/// progressive download is visible. POSIX sockets only, so the demo needs nothing but the tool itself.
+final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listener`, `connections`, `served`
+    /// What a path serves.
+    struct Resource: Sendable {
+        var body: Data
+        var contentType: String
+        /// Send `chunkSize` bytes, then wait `interval` seconds, until the body is out; nil sends at once.
+        var drip: (chunkSize: Int, interval: Double)?
+        /// The Cache-Control header: "no-store" by default, so the demo always shows real downloads.
+        var cacheControl: String
+
+        init(body: Data, contentType: String, drip: (chunkSize: Int, interval: Double)? = nil,
+             cacheControl: String = "no-store") {
+            self.body = body
+            self.contentType = contentType
+            self.drip = drip
+            self.cacheControl = cacheControl
+        }
+    }
+
+    enum StartError: Error, CustomStringConvertible {
+        case socket(String)
+        var description: String {
+            switch self { case .socket(let why): return "cannot start the loopback server: \(why)" }
+        }
+    }
+
+    /// The port the kernel chose.
+    let port: UInt16
+    private let routes: [String: Resource]
+    private let lock = NSLock()
+    private var listener: Int32
+    private var connections: Set<Int32> = []
+    private var served: [String: Int] = [:]
+    private let acceptQueue = DispatchQueue(label: "imagedl.demo-server.accept")
+
+    /// Listens on 127.0.0.1 at a free port; `routes` maps a path ("/photo.png") to what it serves,
+    /// everything else is 404.
+    init(routes: [String: Resource]) throws {
+        self.routes = routes
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw StartError.socket("socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let why = String(cString: strerror(errno))
+            close(fd)
+            throw StartError.socket("bind/listen: \(why)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else {
+            close(fd)
+            throw StartError.socket("getsockname: \(String(cString: strerror(errno)))")
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        listener = fd
+        acceptQueue.async { [self] in acceptLoop(fd) }
+    }
+
+    deinit { stop() }
+
+    /// The URL of `path` on this server.
+    func url(_ path: String) -> URL {
+        // A literal loopback address and a path we built ourselves always form a valid URL.
+        URL(string: "http://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Stops accepting and closes every open connection (a drip in progress ends at its next send).
+    func stop() {
+        let (fd, open) = lock.withLock { () -> (Int32, Set<Int32>) in
+            let fd = listener
+            listener = -1
+            let open = connections
+            connections = []
+            return (fd, open)
+        }
+        if fd >= 0 {
+            // shutdown wakes the blocked accept(); close alone may not on Linux.
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+        for connection in open { shutdown(connection, Int32(SHUT_RDWR)) }
+    }
+
+    private var isRunning: Bool { lock.withLock { listener >= 0 } }
+
+    /// How many GET requests for `path` were answered (with its resource or a 404).
+    func requestCount(_ path: String) -> Int { lock.withLock { served[path] ?? 0 } }
+
+    private func acceptLoop(_ fd: Int32) {
+        while isRunning {
+            let client = accept(fd, nil, nil)
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            var yes: Int32 = 1
+            // Small dripped writes must leave at once, not wait for Nagle's algorithm.
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            let accepted = lock.withLock { () -> Bool in
+                guard listener >= 0 else { return false }
+                connections.insert(client)
+                return true
+            }
+            guard accepted else {
+                close(client)
+                return
+            }
+            // A thread per connection: dripping blocks in usleep/send, which would starve a small
+            // dispatch thread pool on a 2-core machine and delay the other responses.
+            let thread = Thread { [self] in
+                serve(client)
+                lock.withLock { _ = connections.remove(client) }
+                close(client)
+            }
+            thread.start()
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        guard let path = readRequestPath(fd) else {
+            send(fd, head(status: "400 Bad Request", type: "text/plain", length: 0))
+            return
+        }
+        lock.withLock { served[path, default: 0] += 1 }
+        guard let resource = routes[path] else {
+            let body = Data("not found: \(path)\n".utf8)
+            if send(fd, head(status: "404 Not Found", type: "text/plain; charset=utf-8", length: body.count)) {
+                send(fd, body)
+            }
+            return
+        }
+        let responseHead = head(status: "200 OK", type: resource.contentType, length: resource.body.count,
+                                cacheControl: resource.cacheControl)
+        guard send(fd, responseHead) else { return }
+        guard let drip = resource.drip, drip.chunkSize > 0 else {
+            send(fd, resource.body)
+            return
+        }
+        var offset = 0
+        while offset < resource.body.count, isRunning {
+            let end = min(resource.body.count, offset + drip.chunkSize)
+            guard send(fd, resource.body.subdata(in: offset..<end)) else { return }
+            offset = end
+            if offset < resource.body.count { usleep(useconds_t(max(0, min(10, drip.interval)) * 1_000_000)) }
+        }
+    }
+
+    /// Reads the request head (at most 16 KB) and returns the path of a GET request, without its query.
+    private func readRequestPath(_ fd: Int32) -> String? {
+        var head = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let terminator: [UInt8] = [13, 10, 13, 10]
+        while head.count < 16_384 {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            head += buffer[0..<n]
+            if head.count >= 4, (0...(head.count - 4)).contains(where: { Array(head[$0..<$0 + 4]) == terminator }) { break }
+        }
+        guard let text = String(bytes: head, encoding: .utf8),
+              let requestLine = text.split(separator: "\r\n", maxSplits: 1).first else { return nil }
+        let parts = requestLine.split(separator: " ")
+        guard parts.count == 3, parts[0] == "GET" else { return nil }
+        let target = parts[1]
+        return String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? target)
+    }
+
+    private func head(status: String, type: String, length: Int, cacheControl: String = "no-store") -> Data {
+        Data(("HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(length)\r\n"
+              + "Cache-Control: \(cacheControl)\r\nConnection: close\r\n\r\n").utf8)
+    }
+
+    /// Writes all of `data`; false when the peer went away. MSG_NOSIGNAL: a closed peer must not raise SIGPIPE.
+    @discardableResult
+    private func send(_ fd: Int32, _ data: Data) -> Bool {
+        data.withUnsafeBytes { raw -> Bool in
+            guard let base = raw.baseAddress else { return true }
+            var offset = 0
+            while offset < raw.count {
+                #if canImport(Glibc)
+                let n = Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                #else
+                let n = Darwin.send(fd, base + offset, raw.count - offset, 0)
+                #endif
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Decoding
+import Foundation
+
+/// Everything the progress display, the summary table and `--json` know about one URL.
+struct DownloadRecord: Sendable {
+    enum State: String, Sendable {
+        case waiting, downloading, succeeded, failed, cancelled
+    }
+
+    /// Position on the command line, from 0.
+    let index: Int
+    let url: URL
+    /// Short name for display: the URL's last path component.
+    let name: String
+    var state: State = .waiting
+    var received = 0
+    /// From Content-Length; -1 when unknown.
+    var expected = -1
+    /// Monotonic seconds (see `Clock.now`).
+    var startedAt: Double?
+    var finishedAt: Double?
+    var httpStatus: Int?
+    var format: ImageFormat?
+    var width: Int?
+    var height: Int?
+    var frames: Int?
+    /// Size of the body as received.
+    var bytes: Int?
+    /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
+    var cacheHit = false
+    var error: String?
+    /// Where `--output` wrote the result.
+    var savedTo: String?
+    /// The newest partial image (progressive) or the final one, for `--preview`.
+    var image: DecodedImage?
+
+    init(index: Int, url: URL) {
+        self.index = index
+        self.url = url
+        let last = url.lastPathComponent
+        name = (last.isEmpty || last == "/") ? (url.host ?? url.absoluteString) : last
+    }
+
+    var isFinished: Bool { state == .succeeded || state == .failed || state == .cancelled }
+
+    /// Seconds from start to finish (or to `now` while running).
+    func elapsed(now: Double) -> Double {
+        guard let startedAt else { return 0 }
+        return max(0, (finishedAt ?? now) - startedAt)
+    }
+
+    /// One JSON object for `--json`.
+    var json: JSONValue {
+        func optional(_ value: Int?) -> JSONValue { value.map(JSONValue.int) ?? .null }
+        return .object([
+            ("url", .string(url.absoluteString)),
+            ("status", .string(state == .succeeded ? "ok" : state == .cancelled ? "cancelled" : "error")),
+            ("http_status", optional(httpStatus)),
+            ("format", format.map { .string($0.rawValue) } ?? .null),
+            ("width", optional(width)),
+            ("height", optional(height)),
+            ("frames", optional(frames)),
+            ("bytes", optional(bytes)),
+            ("seconds", .double(elapsed(now: finishedAt ?? 0))),
+            ("cache_hit", .bool(cacheHit)),
+            ("file", savedTo.map(JSONValue.string) ?? .null),
+            ("error", error.map(JSONValue.string) ?? .null),
+        ])
+    }
+}
+
+/// Monotonic time in seconds, for elapsed times and rates (wall-clock jumps do not disturb them).
+enum Clock {
+    static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+}

@@ -1,0 +1,29 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the cache holds for a request under RFC 9111 rules.
+enum HTTPCacheLookup: Sendable {
+    /// May be served without contacting the server.
+    case fresh(CachedHTTPResponse)
+    /// Must be revalidated: send the request with `validators` added (empty when the response has none,
+    /// in which case the request is simply sent again).
+    case stale(CachedHTTPResponse, validators: [String: String])
+    /// Nothing usable is stored.
+    case miss
+}
+
+/// What the operation does for one request, combining `.useURLCache`, the request's cache policy and
+/// the cache's contents (see `HTTPImageCache.plan(for:useURLCache:now:)`).
+enum HTTPCachePlan: Sendable {
+    /// Serve this stored response without any network request (decode it and call back as usual;
+    /// metrics report the cache as the source).
+    case serveFromCache(CachedHTTPResponse)
+    /// Send `request` (which may carry If-None-Match / If-Modified-Since). `revalidating` is the stored
+    /// response a 304 refers to; `storesResponse` says whether a 200 is written to the cache.
+    case load(URLRequest, revalidating: CachedHTTPResponse?, storesResponse: Bool)
+    /// `.returnCacheDataDontLoad` and nothing stored: fail without a request
+    /// (`URLError(.resourceUnavailable)`, as on Apple platforms).
+    case unavailable
+}

@@ -1,0 +1,226 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import OperationDownloader
+
+@Suite struct HTTPFreshnessTests {
+    static let t0 = HTTPCacheFixtures.t0
+
+    struct FreshnessCase: CustomTestStringConvertible, Sendable {
+        let name: String
+        let headers: [String: String]
+        var requestHeaders: [String: String] = [:]
+        /// Seconds relative to t0.
+        var requestedAt: TimeInterval = 0
+        var receivedAt: TimeInterval = 0
+        let now: TimeInterval
+        let fresh: Bool
+        var testDescription: String { name }
+    }
+
+    static func date(_ offset: TimeInterval) -> String { HTTPDate.format(t0.addingTimeInterval(offset)) }
+
+    static let freshnessCases: [FreshnessCase] = [
+        .init(name: "max-age=60 at 30 s", headers: ["Cache-Control": "max-age=60", "Date": date(0)], now: 30, fresh: true),
+        .init(name: "max-age=60 at 61 s", headers: ["Cache-Control": "max-age=60", "Date": date(0)], now: 61, fresh: false),
+        .init(name: "max-age=60 at exactly 60 s is stale", headers: ["Cache-Control": "max-age=60"], now: 60, fresh: false),
+        .init(name: "Age counts", headers: ["Cache-Control": "max-age=60", "Age": "50", "Date": date(0)], now: 20, fresh: false),
+        .init(name: "invalid Age ignored", headers: ["Cache-Control": "max-age=60", "Age": "soon"], now: 20, fresh: true),
+        .init(name: "response delay counts", headers: ["Cache-Control": "max-age=15", "Date": date(0)],
+              requestedAt: -10, receivedAt: 0, now: 6, fresh: false),
+        .init(name: "Date in the past counts (apparent age)", headers: ["Cache-Control": "max-age=60", "Date": date(-100)],
+              now: 1, fresh: false),
+        .init(name: "no-cache is never fresh", headers: ["Cache-Control": "no-cache, max-age=600"], now: 1, fresh: false),
+        .init(name: "qualified no-cache treated as no-cache", headers: ["Cache-Control": "no-cache=\"Set-Cookie\", max-age=600"],
+              now: 1, fresh: false),
+        .init(name: "Pragma no-cache without Cache-Control", headers: ["Pragma": "no-cache", "Expires": date(600), "Date": date(0)],
+              now: 1, fresh: false),
+        .init(name: "Cache-Control wins over Pragma", headers: ["Pragma": "no-cache", "Cache-Control": "max-age=600"],
+              now: 1, fresh: true),
+        .init(name: "Expires in 120 s at 60 s", headers: ["Expires": date(120), "Date": date(0)], now: 60, fresh: true),
+        .init(name: "Expires in 120 s at 121 s", headers: ["Expires": date(120), "Date": date(0)], now: 121, fresh: false),
+        .init(name: "server clock ahead: Expires counts from Date", headers: ["Expires": date(3720), "Date": date(3600)],
+              now: 60, fresh: true),
+        .init(name: "server clock behind: apparent age counts", headers: ["Expires": date(-3500), "Date": date(-3600)],
+              now: 1, fresh: false),
+        .init(name: "invalid Expires means expired", headers: ["Expires": "0", "Date": date(0), "Last-Modified": date(-86400 * 30)],
+              now: 1, fresh: false),
+        .init(name: "max-age wins over Expires", headers: ["Cache-Control": "max-age=10", "Expires": date(3600), "Date": date(0)],
+              now: 20, fresh: false),
+        .init(name: "s-maxage ignored (private cache)", headers: ["Cache-Control": "s-maxage=600", "Date": date(0)], now: 1, fresh: false),
+        .init(name: "s-maxage ignored beside max-age", headers: ["Cache-Control": "s-maxage=600, max-age=10"], now: 20, fresh: false),
+        .init(name: "invalid max-age is stale", headers: ["Cache-Control": "max-age=abc", "Expires": date(3600), "Date": date(0)],
+              now: 1, fresh: false),
+        .init(name: "duplicate max-age is stale", headers: ["Cache-Control": "max-age=60, max-age=120"], now: 1, fresh: false),
+        .init(name: "quoted max-age accepted", headers: ["Cache-Control": "max-age=\"60\""], now: 30, fresh: true),
+        .init(name: "heuristic 10% of 1000 s at 90 s", headers: ["Last-Modified": date(-1000), "Date": date(0)], now: 90, fresh: true),
+        .init(name: "heuristic 10% of 1000 s at 101 s", headers: ["Last-Modified": date(-1000), "Date": date(0)], now: 101, fresh: false),
+        .init(name: "heuristic capped at one day (23 h)", headers: ["Last-Modified": date(-86400 * 100), "Date": date(0)],
+              now: 23 * 3600, fresh: true),
+        .init(name: "heuristic capped at one day (25 h)", headers: ["Last-Modified": date(-86400 * 100), "Date": date(0)],
+              now: 25 * 3600, fresh: false),
+        .init(name: "ETag alone gives no freshness", headers: ["ETag": "\"v1\"", "Date": date(0)], now: 1, fresh: false),
+        .init(name: "nothing is stale", headers: [:], now: 1, fresh: false),
+        .init(name: "request no-cache forces revalidation", headers: ["Cache-Control": "max-age=600"],
+              requestHeaders: ["Cache-Control": "no-cache"], now: 1, fresh: false),
+        .init(name: "request max-age bounds the age", headers: ["Cache-Control": "max-age=600"],
+              requestHeaders: ["Cache-Control": "max-age=10"], now: 20, fresh: false),
+        .init(name: "request max-age within the age", headers: ["Cache-Control": "max-age=600"],
+              requestHeaders: ["Cache-Control": "max-age=100"], now: 20, fresh: true),
+        .init(name: "must-revalidate does not shorten freshness", headers: ["Cache-Control": "max-age=60, must-revalidate"],
+              now: 30, fresh: true),
+    ]
+
+    @Test(arguments: freshnessCases)
+    func freshness(_ c: FreshnessCase) {
+        let headers = HTTPHeaderFields(c.headers.map { ($0.key, $0.value) })
+        let request = HTTPHeaderFields(c.requestHeaders.map { ($0.key, $0.value) })
+        let fresh = HTTPFreshness.isFresh(headers, requestDate: Self.t0.addingTimeInterval(c.requestedAt),
+                                          responseDate: Self.t0.addingTimeInterval(c.receivedAt), request: request,
+                                          now: Self.t0.addingTimeInterval(c.now))
+        #expect(fresh == c.fresh)
+    }
+
+    @Test func lifetimeAndAgeValues() {
+        let h = HTTPHeaderFields([("Last-Modified", Self.date(-1000)), ("Date", Self.date(0))])
+        #expect(HTTPFreshness.freshnessLifetime(h, responseDate: Self.t0) == 100)
+        let aged = HTTPHeaderFields([("Age", "30"), ("Date", Self.date(0))])
+        // corrected initial age = max(apparent 0, 30 + 5 delay) = 35, plus 10 s resident.
+        #expect(HTTPFreshness.currentAge(aged, requestDate: Self.t0.addingTimeInterval(-5), responseDate: Self.t0,
+                                         now: Self.t0.addingTimeInterval(10)) == 45)
+    }
+
+    struct StorabilityCase: CustomTestStringConvertible, Sendable {
+        let name: String
+        var method = "GET"
+        var status = 200
+        let headers: [String: String]
+        var requestHeaders: [String: String] = [:]
+        /// nil: not storable.
+        let varyFields: [String]?
+        var testDescription: String { name }
+    }
+
+    static let storabilityCases: [StorabilityCase] = [
+        .init(name: "plain 200", headers: ["Cache-Control": "max-age=60"], varyFields: []),
+        .init(name: "200 without freshness is stored (for returnCacheDataElseLoad)", headers: [:], varyFields: []),
+        .init(name: "no-store", headers: ["Cache-Control": "max-age=60, no-store"], varyFields: nil),
+        .init(name: "request no-store", headers: ["Cache-Control": "max-age=60"], requestHeaders: ["Cache-Control": "no-store"],
+              varyFields: nil),
+        .init(name: "POST", method: "POST", headers: ["Cache-Control": "max-age=60"], varyFields: nil),
+        .init(name: "206", status: 206, headers: ["Cache-Control": "max-age=60"], varyFields: nil),
+        .init(name: "404", status: 404, headers: ["Cache-Control": "max-age=60"], varyFields: nil),
+        .init(name: "Vary: Accept", headers: ["Vary": "Accept"], varyFields: ["accept"]),
+        .init(name: "Vary: accept-encoding, Accept", headers: ["Vary": "accept-encoding, Accept"],
+              varyFields: ["accept", "accept-encoding"]),
+        .init(name: "Vary: *", headers: ["Vary": "*"], varyFields: nil),
+        .init(name: "Vary: User-Agent", headers: ["Vary": "User-Agent"], varyFields: nil),
+        .init(name: "Vary: Accept, Cookie", headers: ["Vary": "Accept, Cookie"], varyFields: nil),
+    ]
+
+    @Test(arguments: storabilityCases)
+    func storability(_ c: StorabilityCase) {
+        let result = HTTPFreshness.storability(method: c.method, statusCode: c.status,
+                                               responseHeaders: HTTPHeaderFields(c.headers.map { ($0.key, $0.value) }),
+                                               requestHeaders: HTTPHeaderFields(c.requestHeaders.map { ($0.key, $0.value) }))
+        if let fields = c.varyFields {
+            #expect(result == .storable(varyFields: fields))
+        } else if case .storable = result {
+            Issue.record("\(c.name) should not be storable")
+        }
+    }
+
+    @Test func varyMatching() {
+        let request = HTTPHeaderFields([("Accept", "image/webp, image/*")])
+        let stored = HTTPFreshness.varyValues(["accept", "accept-encoding"], request: request)
+        #expect(stored == ["accept": "image/webp,image/*"])
+        #expect(HTTPFreshness.varyMatches(storedValues: stored, fields: ["accept", "accept-encoding"],
+                                          request: HTTPHeaderFields([("accept", "image/webp,image/*")])))
+        #expect(!HTTPFreshness.varyMatches(storedValues: stored, fields: ["accept", "accept-encoding"],
+                                           request: HTTPHeaderFields([("Accept", "image/png")])))
+        #expect(!HTTPFreshness.varyMatches(storedValues: stored, fields: ["accept", "accept-encoding"],
+                                           request: HTTPHeaderFields([("Accept", "image/webp, image/*"), ("Accept-Encoding", "gzip")])))
+    }
+
+    @Test func validators() {
+        let both = HTTPHeaderFields([("ETag", "\"abc\""), ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT")])
+        #expect(HTTPFreshness.validators(both) == ["If-None-Match": "\"abc\"", "If-Modified-Since": "Tue, 14 Nov 2023 22:13:20 GMT"])
+        #expect(HTTPFreshness.validators(HTTPHeaderFields([("Cache-Control", "max-age=1")])).isEmpty)
+        #expect(HTTPFreshness.validators(HTTPHeaderFields([("Last-Modified", "yesterday")])).isEmpty)
+    }
+
+    @Test func notModifiedUpdatesHeadersButNotBodyFields() {
+        let stored = HTTPHeaderFields([("Cache-Control", "max-age=10"), ("Content-Length", "100"), ("ETag", "\"a\""),
+                                       ("Content-Type", "image/png")])
+        let notModified = HTTPHeaderFields([("Cache-Control", "max-age=600"), ("Content-Length", "0"), ("Date", Self.date(0)),
+                                            ("Set-Cookie", "x=1")])
+        let updated = HTTPFreshness.updatedHeaders(stored: stored, notModified: notModified)
+        #expect(updated["Cache-Control"] == "max-age=600")
+        #expect(updated["Content-Length"] == "100")
+        #expect(updated["Content-Type"] == "image/png")
+        #expect(updated["Date"] == Self.date(0))
+        #expect(updated["Set-Cookie"] == nil)
+        #expect(HTTPFreshness.notModifiedMatches(stored: stored, notModified: HTTPHeaderFields([("ETag", "W/\"a\"")])))
+        #expect(!HTTPFreshness.notModifiedMatches(stored: stored, notModified: HTTPHeaderFields([("ETag", "\"b\"")])))
+        #expect(HTTPFreshness.notModifiedMatches(stored: stored, notModified: HTTPHeaderFields()))
+    }
+
+    @Test func httpDates() throws {
+        let expected = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(HTTPCacheFixtures.t0) == "Tue, 14 Nov 2023 22:13:20 GMT")
+        for bad in ["", "0", "-1", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
+                    "Sun, 06 Nov 1994 08:49:37 PST", String(repeating: "9", count: 10_000)] {
+            #expect(HTTPDate.parse(bad) == nil, "\(bad.prefix(40))")
+        }
+        // Round trip over a range of instants, including leap days and far dates.
+        for seconds in stride(from: -2_000_000_000, through: 4_000_000_000, by: 86_399 * 37) {
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
+        }
+    }
+
+    @Test func cacheControlParsing() {
+        let d = CacheControlDirectives("Max-Age=60 , MUST-REVALIDATE, private=\"a, b\", no-store")
+        #expect(d.maxAge == 60)
+        #expect(d.mustRevalidate)
+        #expect(d.noStore)
+        #expect(!d.noCache)
+        #expect(CacheControlDirectives("max-age=99999999999999999999").maxAge == 2_147_483_648)
+        #expect(CacheControlDirectives("max-age=-1").maxAgeInvalid)
+        #expect(CacheControlDirectives(nil) == CacheControlDirectives())
+        #expect(HTTPFreshness.mayServeStale(HTTPHeaderFields([("Cache-Control", "max-age=60")])))
+        #expect(!HTTPFreshness.mayServeStale(HTTPHeaderFields([("Cache-Control", "max-age=60, must-revalidate")])))
+    }
+
+    struct PolicyCase: CustomTestStringConvertible, Sendable {
+        let policy: URLRequest.CachePolicy
+        let useURLCache: Bool
+        let readMode: HTTPCacheRequestPolicy.ReadMode
+        let stores: Bool
+        var testDescription: String { "\(policy.rawValue) useURLCache=\(useURLCache)" }
+    }
+
+    static let policyCases: [PolicyCase] = [
+        .init(policy: .useProtocolCachePolicy, useURLCache: false, readMode: .none, stores: false),
+        .init(policy: .returnCacheDataDontLoad, useURLCache: false, readMode: .none, stores: false),
+        .init(policy: .useProtocolCachePolicy, useURLCache: true, readMode: .protocolRules, stores: true),
+        .init(policy: .reloadIgnoringLocalCacheData, useURLCache: true, readMode: .none, stores: true),
+        .init(policy: .reloadIgnoringLocalAndRemoteCacheData, useURLCache: true, readMode: .none, stores: true),
+        .init(policy: .returnCacheDataElseLoad, useURLCache: true, readMode: .anyStoredElseLoad, stores: true),
+        .init(policy: .returnCacheDataDontLoad, useURLCache: true, readMode: .anyStoredDontLoad, stores: false),
+        .init(policy: .reloadRevalidatingCacheData, useURLCache: true, readMode: .alwaysRevalidate, stores: true),
+    ]
+
+    @Test(arguments: policyCases)
+    func requestPolicy(_ c: PolicyCase) {
+        let resolved = HTTPCacheRequestPolicy.resolve(cachePolicy: c.policy, useURLCache: c.useURLCache)
+        #expect(resolved.readMode == c.readMode)
+        #expect(resolved.storesResponses == c.stores)
+    }
+}

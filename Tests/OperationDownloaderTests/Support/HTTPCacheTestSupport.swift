@@ -1,0 +1,98 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import OperationDownloader
+
+/// A fresh directory under the system temporary directory, removed by `remove()`.
+struct TemporaryCacheDirectory {
+    let url: URL
+
+    init(_ label: String = #function) {
+        let safe = label.filter { $0.isLetter || $0.isNumber }
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("HTTPCacheTests-\(safe)-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// Names of the entry files (regular files with entry names) now in the directory.
+    var entryFiles: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).filter { name in
+            var isDirectory: ObjCBool = false
+            return HTTPCacheDirectory.isEntryName(name)
+                && FileManager.default.fileExists(atPath: url.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
+        }.sorted()
+    }
+}
+
+enum HTTPCacheFixtures {
+    /// A fixed instant so that freshness arithmetic in tests never depends on the clock.
+    static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+    static func url(_ string: String) -> URL {
+        URL(string: string) ?? URL(fileURLWithPath: "/invalid")
+    }
+
+    static func request(_ string: String, headers: [String: String] = [:]) -> URLRequest {
+        var request = URLRequest(url: url(string))
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    static func response(_ string: String, status: Int = 200, headers: [String: String] = [:]) throws -> HTTPURLResponse {
+        try #require(HTTPURLResponse(url: url(string), statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers))
+    }
+
+    /// Deterministic bytes standing in for an image body (generated a word at a time: cheap in debug builds).
+    static func body(_ seed: Int, count: Int) -> Data {
+        var state = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15 | 1
+        var words = [UInt64](repeating: 0, count: (count + 7) / 8)
+        for i in 0..<words.count {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            words[i] = state
+        }
+        return words.withUnsafeBytes { Data($0.prefix(count)) }
+    }
+
+    /// Headers with a Date header at `date` plus `extra`.
+    static func headers(date: Date = t0, _ extra: [String: String] = [:]) -> [String: String] {
+        var result = ["Date": HTTPDate.format(date), "Content-Type": "image/png"]
+        for (k, v) in extra { result[k] = v }
+        return result
+    }
+}
+
+/// Runs heavy test work on a Dispatch thread instead of a cooperative-pool thread: on a 2-core machine the
+/// pool has two threads, and a test holding one for seconds delays the async, cancellation-sensitive tests
+/// that run in parallel with it. Expectations stay in the calling test: `body` returns what to check.
+func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: body()) }
+    }
+}
+
+/// A counter safe to bump from concurrent closures.
+final class HTTPCacheTestCounter: @unchecked Sendable {  // `count` guarded by `lock`
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
+/// Deterministic pseudo-random numbers for test inputs.
+struct HTTPCacheTestRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
