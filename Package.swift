@@ -30,6 +30,8 @@ let package = Package(
             resources: [.copy("Resources/DemoImages")]
         ),
         .executableTarget(name: "imagedl", dependencies: ["ImagedlCore", "OperationDownloader", "Decoding"]),
+        // Run with `bash Benchmarks/run.sh` (see Docs/Benchmarks.md); not part of `swift test`.
+        .executableTarget(name: "Benchmarks", dependencies: ["OperationDownloader", "Decoding"], path: "Benchmarks/Sources"),
         .testTarget(name: "DecodingTests", dependencies: ["Decoding"]),
         .testTarget(name: "OperationDownloaderTests", dependencies: ["OperationDownloader", "Decoding"]),
         .testTarget(name: "ImagedlTests", dependencies: ["ImagedlCore", "Decoding"]),

@@ -578,10 +578,16 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         post(.imageDownloadFinish)
         let toStore: HTTPURLResponse? = lock.withLock { revalidated == nil ? serverResponse : nil }
         let transaction = httpTransaction
-        coderQueue.async { [self] in
+        let work: @Sendable () -> Void = { [self] in
             // Stored as received (before any decryptor), whether or not it decodes, off the delegate queue.
             if let toStore { transaction.completed(toStore, data: data) }
             decodeAndFinish(data, progressive: progressive)
+        }
+        if options.contains(.avoidDecodeImage) {
+            coderQueue.async(execute: work)
+        } else {
+            // Full-size bitmaps are what peak memory is made of: at most one final decode per core at a time.
+            DecodeLimiter.shared.async(on: coderQueue, work)
         }
     }
 

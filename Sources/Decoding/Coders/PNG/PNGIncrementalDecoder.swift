@@ -31,6 +31,9 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
         guard finalImage == nil else { return }
         do {
             guard stream != nil else { throw ImageDecodingError.corrupt("libpng could not start") }
+            // The cached partial image shares the canvas: holding it here would make libpng's next write
+            // copy the whole canvas (copy on write) after every preview, even when the caller let it go.
+            if !data.isEmpty { partial = nil }
             try data.withUnsafeBytes { try filter.consume($0, sink: self) }
             if isFinal { try finish() }
         } catch let error as ImageDecodingError {

@@ -1,0 +1,151 @@
+import Foundation
+
+/// One reported figure: min and median over the rounds of a run.
+struct Figure {
+    /// The latest.json key (headline figures) or a descriptive key (detail rows).
+    let key: String
+    let section: String
+    let label: String
+    let unit: String
+    let samples: Samples
+}
+
+/// A target from the issue, stated as met or not met (never tuned to pass).
+struct Goal {
+    enum Comparison {
+        case atLeast, atMost, below
+        var symbol: String {
+            switch self {
+            case .atLeast: return "≥"
+            case .atMost: return "≤"
+            case .below: return "<"
+            }
+        }
+    }
+
+    let key: String
+    let label: String
+    let comparison: Comparison
+    let threshold: Double
+
+    /// nil when the figure was not measured.
+    func isMet(_ value: Double?) -> Bool? {
+        guard let value else { return nil }
+        switch comparison {
+        case .atLeast: return value >= threshold
+        case .atMost: return value <= threshold
+        case .below: return value < threshold
+        }
+    }
+
+    /// The goals of issue 6 and SPEC §9, judged on the median.
+    static let all: [Goal] = [
+        Goal(key: "download_ratio_vs_urlsession", label: "download throughput vs raw URLSession", comparison: .atLeast, threshold: 0.95),
+        Goal(key: "coalesced_requests", label: "100 callers of one URL → requests at the server", comparison: .atMost, threshold: 1),
+        Goal(key: "decode_ratio_vs_djpeg_baseline", label: "12 MP baseline JPEG decode vs djpeg", comparison: .atMost, threshold: 1.2),
+        Goal(key: "decode_ratio_vs_djpeg_progressive", label: "12 MP progressive JPEG decode vs djpeg", comparison: .atMost, threshold: 1.2),
+        Goal(key: "progressive_cpu_ratio_png", label: "chunked PNG decode CPU vs one-shot", comparison: .atMost, threshold: 1.5),
+        Goal(key: "progressive_cpu_ratio_baseline", label: "chunked baseline JPEG decode CPU vs one-shot", comparison: .atMost, threshold: 1.5),
+        Goal(key: "progressive_cpu_ratio_jpeg", label: "chunked progressive JPEG (previews) CPU vs one-shot", comparison: .atMost, threshold: 3),
+        Goal(key: "peak_rss_mb_large", label: "peak RSS, 200 × 12 MP JPEG with .scaleDownLargeImages", comparison: .below, threshold: 300),
+    ]
+}
+
+/// Everything a run measured, in section order: headline figures (the issue's JSON keys), detail rows
+/// for the human table, and why anything was left out.
+final class BenchmarkReport {
+    private(set) var headlines: [Figure] = []
+    private(set) var details: [Figure] = []
+    private(set) var skipped: [(key: String, reason: String)] = []
+    private(set) var notes: [(section: String, text: String)] = []
+    private(set) var errors: [String] = []
+    var environment: [(String, JSONValue)] = []
+
+    func headline(_ key: String, section: String, label: String, unit: String, _ samples: Samples) {
+        headlines.append(Figure(key: key, section: section, label: label, unit: unit, samples: samples))
+    }
+
+    func detail(_ key: String, section: String, label: String, unit: String, _ samples: Samples) {
+        details.append(Figure(key: key, section: section, label: label, unit: unit, samples: samples))
+    }
+
+    func skip(_ key: String, reason: String) {
+        skipped.append((key, reason))
+    }
+
+    func note(_ section: String, _ text: String) {
+        notes.append((section, text))
+    }
+
+    /// A measurement that went wrong (failed downloads, a tool that crashed): the run exits non-zero.
+    func error(_ text: String) {
+        errors.append(text)
+    }
+
+    func median(_ key: String) -> Double? {
+        headlines.first { $0.key == key }?.samples.median
+    }
+
+    // MARK: - JSON
+
+    func json(quick: Bool) -> JSONValue {
+        var pairs: [(String, JSONValue)] = [
+            ("schema", .number(1)),
+            ("quick", .bool(quick)),
+            ("date", .string(ISO8601DateFormatter().string(from: Date()))),
+            ("environment", .object(environment)),
+        ]
+        let keys = Self.headlineKeys
+        for key in keys {
+            pairs.append((key, JSONValue.rounded(median(key))))
+        }
+        for figure in headlines where !keys.contains(figure.key) {
+            pairs.append((figure.key, JSONValue.rounded(figure.samples.median)))
+        }
+        pairs.append(("stats", .object((headlines + details).map { figure in
+            (figure.key, .object([
+                ("label", .string(figure.label)),
+                ("unit", .string(figure.unit)),
+                ("min", JSONValue.rounded(figure.samples.min)),
+                ("median", JSONValue.rounded(figure.samples.median)),
+                ("runs", .number(Double(figure.samples.count))),
+            ]))
+        })))
+        pairs.append(("goals", .array(Goal.all.map { goal in
+            let value = median(goal.key)
+            let met = goal.isMet(value)
+            return .object([
+                ("key", .string(goal.key)),
+                ("goal", .string("\(goal.comparison.symbol) \(formatNumber(goal.threshold))")),
+                ("median", JSONValue.rounded(value)),
+                ("met", met.map(JSONValue.bool) ?? .null),
+            ])
+        })))
+        pairs.append(("skipped", .object(skipped.map { ($0.key, .string($0.reason)) })))
+        pairs.append(("notes", .array(notes.map { .string("\($0.section): \($0.text)") })))
+        pairs.append(("errors", .array(errors.map(JSONValue.string))))
+        return .object(pairs)
+    }
+
+    /// The keys the issue names, always present in latest.json (null when not measured).
+    static let headlineKeys = [
+        "download_ratio_vs_urlsession", "download_ratio_vs_curl", "cpu_ms_per_download",
+        "urlsession_cpu_ms_per_download", "coalesced_requests",
+        "decode_ratio_vs_djpeg_baseline", "decode_ratio_vs_djpeg_progressive", "png_decode_ms", "thumbnail_speedup",
+        "progressive_cpu_ratio_jpeg", "progressive_cpu_ratio_png", "progressive_cpu_ratio_baseline",
+        "peak_rss_mb_large", "peak_rss_mb_many", "instructions_per_download",
+    ]
+}
+
+/// A compact number for tables: 3 significant digits, thousands without decimals.
+func formatNumber(_ value: Double?) -> String {
+    guard let value, value.isFinite else { return "–" }
+    let magnitude = abs(value)
+    if magnitude >= 1000 || (magnitude == magnitude.rounded() && magnitude < 1e15) {
+        return String(Int64(value.rounded()))
+    }
+    if magnitude >= 100 { return String(format: "%.0f", value) }
+    if magnitude >= 10 { return String(format: "%.1f", value) }
+    if magnitude >= 1 { return String(format: "%.2f", value) }
+    return String(format: "%.3f", value)
+}

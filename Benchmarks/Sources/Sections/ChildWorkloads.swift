@@ -1,0 +1,76 @@
+import Foundation
+import OperationDownloader
+
+/// Workloads run in a child process of the benchmark (`Benchmarks child NAME --base-url URL --count N`),
+/// so their peak RSS and instruction counts are theirs alone.
+enum ChildWorkload: String, CaseIterable {
+    /// N downloads of the 12 MP JPEG (distinct query strings) with `.scaleDownLargeImages`, defaults otherwise.
+    case memoryLarge = "memory-large"
+    /// N downloads of the small JPEGs, decode off (`.avoidDecodeImage`): what the downloader itself retains.
+    case memoryMany = "memory-many"
+    /// N downloads of the small images with decoding and the default memory cache (100 MB).
+    case memoryManyDecoded = "memory-many-decoded"
+    /// N small downloads through ImageDownloader, decode off (run under callgrind).
+    case instructionsDownloader = "instructions-downloader"
+    /// N small downloads through raw URLSession tasks (run under callgrind).
+    case instructionsURLSession = "instructions-urlsession"
+    /// The download section's clients, each in a fresh process so one client's threads, sessions and heap
+    /// cannot cost CPU in another's measurement: N small JPEGs through ImageDownloader (decode off / on)
+    /// and through raw URLSession tasks.
+    case downloadDownloader = "download-downloader"
+    case downloadDownloaderDecoding = "download-downloader-decoding"
+    case downloadURLSession = "download-urlsession"
+
+    /// Runs the workload; prints one JSON line ({"failures": n, "seconds": s, "cpu_seconds": c}, both for
+    /// the downloads alone, without process start-up) and returns the exit code.
+    func run(baseURL: String, count: Int, smallAvailable: Int, smallFormat: String) -> Int32 {
+        let small = max(1, smallAvailable)
+        func url(_ path: String) -> URL? { URL(string: "\(baseURL)/\(path)") }
+        let urls: [URL]
+        switch self {
+        case .memoryLarge:
+            urls = (0..<count).compactMap { url("large-baseline.jpg?m=\($0)") }
+        case .memoryMany, .instructionsDownloader, .instructionsURLSession:
+            urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
+        case .memoryManyDecoded:
+            urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
+        case .downloadDownloader, .downloadURLSession:
+            urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg")) }
+        case .downloadDownloaderDecoding:
+            urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat)) }
+        }
+        guard urls.count == count else {
+            print("{\"error\": \"bad base URL\"}")
+            return 2
+        }
+        let start = Clock.wall()
+        let cpuStart = Clock.processCPU()
+        let failures: Int?
+        var firstError: String?
+        switch self {
+        case .memoryLarge:
+            let outcome = DownloaderClient.download(urls, options: [.scaleDownLargeImages])
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .memoryMany, .instructionsDownloader, .downloadDownloader:
+            let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage])
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .memoryManyDecoded, .downloadDownloaderDecoding:
+            let outcome = DownloaderClient.download(urls, options: [])
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .instructionsURLSession, .downloadURLSession:
+            failures = RawURLSessionClient().download(urls, concurrency: 6)
+        }
+        let seconds = Clock.wall() - start
+        let cpuSeconds = Clock.processCPU() - cpuStart
+        guard let failures else {
+            print("{\"error\": \"timed out\"}")
+            return 3
+        }
+        let detail = firstError.map { ", \"first_error\": \(JSONValue.string($0).serialized())" } ?? ""
+        print("{\"failures\": \(failures), \"seconds\": \(seconds), \"cpu_seconds\": \(cpuSeconds)\(detail)}")
+        return failures == 0 ? 0 : 1
+    }
+}

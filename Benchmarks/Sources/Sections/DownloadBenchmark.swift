@@ -1,0 +1,123 @@
+import Foundation
+import OperationDownloader
+
+/// Download throughput: the same batch of ~30 KB images from nginx on 127.0.0.1, 6 connections, through
+/// ImageDownloader (decode off, then on), raw URLSession tasks with the same session settings, and
+/// `curl --parallel --parallel-max 6`. Every client runs in its own process (no client's leftover threads or
+/// sessions cost CPU in another's measurement); clients take turns within each round (rotating order), and
+/// every ratio is taken within a round.
+struct DownloadBenchmark {
+    let context: RunContext
+    static let section = "Download"
+
+    private enum Client: CaseIterable {
+        case downloader, downloaderDecoding, urlSession, curl
+    }
+
+    func run() throws {
+        let report = context.report
+        let available = context.fixtures.smallCount(format: "jpg")
+        let count = min(context.quick ? 200 : 1000, available)
+        guard count > 0 else { throw BenchmarkError.missing("small images (run prepare)") }
+        let format = context.decodedSmallFormat
+        let plain = try urls(count: count, format: "jpg")
+        let decoded = try urls(count: count, format: format)
+        let curlConfig = try writeCurlConfig(plain)
+        let curlAvailable = ChildProcess.exists("curl")
+
+        var wall: [Client: Samples] = [:]
+        var cpu: [Client: Samples] = [:]
+        // Wall-clock throughput scatters most on a shared machine: more rounds than the other sections.
+        let rounds = context.quick ? context.rounds : 11
+        context.log("download: \(count) images × \(rounds) rounds (+1 warm-up)")
+        for round in 0...rounds {
+            var clients = Client.allCases.filter { $0 != .curl || curlAvailable }
+            clients = Array(clients[(round % clients.count)...] + clients[..<(round % clients.count)])
+            var costs: [Client: Cost] = [:]
+            for client in clients {
+                costs[client] = try measure(client, plain: plain, decoded: decoded, curlConfig: curlConfig)
+            }
+            guard round > 0 else { continue }  // round 0 warms up nginx, the page cache and the code
+            for (client, cost) in costs {
+                wall[client, default: Samples()].add(cost.wall)
+                cpu[client, default: Samples()].add(cost.cpu)
+            }
+        }
+
+        let rate = { (client: Client) in (wall[client] ?? Samples()).map { Double(count) / $0 } }
+        let cpuMs = { (client: Client) in (cpu[client] ?? Samples()).map { $0 * 1000 / Double(count) } }
+        let s = Self.section
+        report.headline("download_ratio_vs_urlsession", section: s, label: "ImageDownloader (decode off) req/s ÷ URLSession req/s", unit: "×", ratios(rate(.downloader), rate(.urlSession)))
+        if curlAvailable {
+            report.headline("download_ratio_vs_curl", section: s, label: "ImageDownloader (decode off) req/s ÷ curl req/s", unit: "×", ratios(rate(.downloader), rate(.curl)))
+        } else {
+            report.skip("download_ratio_vs_curl", reason: "curl not installed")
+        }
+        report.headline("cpu_ms_per_download", section: s, label: "ImageDownloader (decode off) CPU per download", unit: "ms", cpuMs(.downloader))
+        report.headline("urlsession_cpu_ms_per_download", section: s, label: "raw URLSession CPU per download", unit: "ms", cpuMs(.urlSession))
+        report.detail("download_decoded_ratio_vs_urlsession", section: s, label: "ImageDownloader (decode on, \(format)) req/s ÷ URLSession req/s", unit: "×", ratios(rate(.downloaderDecoding), rate(.urlSession)))
+        report.detail("downloader_req_per_s", section: s, label: "ImageDownloader, decode off", unit: "req/s", rate(.downloader))
+        report.detail("downloader_decoding_req_per_s", section: s, label: "ImageDownloader, decode on (\(format))", unit: "req/s", rate(.downloaderDecoding))
+        report.detail("urlsession_req_per_s", section: s, label: "raw URLSession tasks", unit: "req/s", rate(.urlSession))
+        report.detail("downloader_decoding_cpu_ms_per_download", section: s, label: "ImageDownloader, decode on (\(format)), CPU per download", unit: "ms", cpuMs(.downloaderDecoding))
+        if curlAvailable {
+            report.detail("curl_req_per_s", section: s, label: "curl --parallel --parallel-max 6", unit: "req/s", rate(.curl))
+            report.detail("curl_cpu_ms_per_download", section: s, label: "curl CPU per download (child rusage)", unit: "ms", cpuMs(.curl))
+        }
+        report.note(s, "\(count) images of \(context.fixtures.smallMeanBytes(format: "jpg")) bytes (JPEG) per round; decode-on downloads \(format) images of \(context.fixtures.smallMeanBytes(format: format)) bytes. Each Swift client runs in a fresh child process and times its downloads itself (wall and process CPU, without start-up); curl's figures are its whole process (wait4 rusage).")
+    }
+
+    private func urls(count: Int, format: String) throws -> [URL] {
+        try (0..<count).map { index in
+            guard let url = context.url(Fixtures.smallPath(index, format: format)) else {
+                throw BenchmarkError.failed("bad base URL \(context.baseURL)")
+            }
+            return url
+        }
+    }
+
+    private func writeCurlConfig(_ urls: [URL]) throws -> URL {
+        let file = context.fixtures.directory.appendingPathComponent("curl-\(urls.count).conf")
+        let text = urls.map { "url = \"\($0.absoluteString)\"\noutput = \"/dev/null\"\n" }.joined()
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    private func measure(_ client: Client, plain: [URL], decoded: [URL], curlConfig: URL) throws -> Cost {
+        switch client {
+        case .curl:
+            let outcome = try ChildProcess.run([
+                "curl", "--silent", "--show-error", "--fail", "--no-progress-meter", "--parallel", "--parallel-max", "6",
+                "-H", "Accept: image/*,*/*;q=0.8", "-K", curlConfig.path,
+            ])
+            guard outcome.status == 0 else { throw BenchmarkError.tool("curl exited with \(outcome.status)") }
+            return outcome.cost
+        case .urlSession:
+            return try inChild(.downloadURLSession, count: plain.count)
+        case .downloader:
+            return try inChild(.downloadDownloader, count: plain.count)
+        case .downloaderDecoding:
+            return try inChild(.downloadDownloaderDecoding, count: decoded.count)
+        }
+    }
+
+    /// Runs a Swift client in a fresh child process; its wall and CPU time cover the downloads only
+    /// (the child measures them itself, without process start-up).
+    private func inChild(_ workload: ChildWorkload, count: Int) throws -> Cost {
+        struct Report: Decodable {
+            var failures: Int
+            var seconds: Double
+            var cpu_seconds: Double
+            var first_error: String?
+        }
+        let outcome = try ChildProcess.run(
+            [context.executable, "child", workload.rawValue, "--base-url", context.baseURL, "--count", String(count),
+             "--dir", context.fixtures.directory.path],
+            captureOutput: true)
+        let line = outcome.output.split(separator: "\n").last.map(String.init) ?? ""
+        guard outcome.status == 0, let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8)) else {
+            throw BenchmarkError.failed("download \(workload.rawValue): exit \(outcome.status): \(line)")
+        }
+        return Cost(wall: report.seconds, cpu: report.cpu_seconds)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// Instructions per download, from callgrind: machine-independent, so changes compare across noisy
+/// machines. Two runs of different sizes per client; the difference divided by the difference in count
+/// removes start-up and session set-up (instructions per *additional* download).
+struct InstructionsBenchmark {
+    let context: RunContext
+    static let section = "Instructions"
+
+    func run() throws {
+        guard ChildProcess.exists("valgrind") else {
+            context.report.skip("instructions_per_download", reason: "valgrind not installed")
+            return
+        }
+        // valgrind 3.19 cannot read the DWARF the Swift 6 toolchain writes ("possibly corrupted debuginfo"):
+        // run a copy without debug sections (instruction counts are unaffected).
+        let stripped = context.fixtures.directory.appendingPathComponent("Benchmarks-stripped").path
+        let strip = try ChildProcess.run(["objcopy", "--strip-debug", context.executable, stripped])
+        guard strip.status == 0 else { throw BenchmarkError.tool("objcopy --strip-debug exited with \(strip.status)") }
+        let (small, large) = context.quick ? (10, 30) : (50, 250)
+        let rounds = context.quick ? 1 : 5
+        var ours = Samples()
+        var raw = Samples()
+        for _ in 0..<rounds {
+            ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
+            raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
+        }
+        let s = Self.section
+        context.report.headline("instructions_per_download", section: s, label: "ImageDownloader (decode off), instructions per download", unit: "instr", ours)
+        context.report.detail("urlsession_instructions_per_download", section: s, label: "raw URLSession tasks, instructions per download", unit: "instr", raw)
+        context.report.detail("instructions_ratio_vs_urlsession", section: s, label: "ImageDownloader ÷ raw URLSession instructions", unit: "×", ratios(ours, raw))
+        context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")
+    }
+
+    private func perDownload(_ workload: ChildWorkload, executable: String, small: Int, large: Int) throws -> Double {
+        let a = try instructions(workload, executable: executable, count: small)
+        let b = try instructions(workload, executable: executable, count: large)
+        return Double(b - a) / Double(large - small)
+    }
+
+    private func instructions(_ workload: ChildWorkload, executable: String, count: Int) throws -> Int {
+        context.log("instructions: \(workload.rawValue) × \(count) under callgrind")
+        let out = context.fixtures.directory.appendingPathComponent("callgrind-\(workload.rawValue)-\(count).out")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let outcome = try ChildProcess.run([
+            "valgrind", "--tool=callgrind", "--quiet", "--callgrind-out-file=\(out.path)",
+            executable, "child", workload.rawValue, "--base-url", context.baseURL, "--count", String(count),
+            "--dir", context.fixtures.directory.path,
+        ], captureOutput: true)
+        guard outcome.status == 0 else {
+            throw BenchmarkError.tool("callgrind \(workload.rawValue) exited with \(outcome.status): \(outcome.output)")
+        }
+        let text = try String(contentsOf: out, encoding: .utf8)
+        // "summary: N" (or "totals: N") carries the total Ir of all threads.
+        for line in text.split(separator: "\n").reversed() {
+            for prefix in ["summary:", "totals:"] where line.hasPrefix(prefix) {
+                if let value = line.dropFirst(prefix.count).split(separator: " ").first.flatMap({ Int($0) }) {
+                    return value
+                }
+            }
+        }
+        throw BenchmarkError.failed("callgrind output without a summary line")
+    }
+}
