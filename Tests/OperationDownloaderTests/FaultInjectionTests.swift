@@ -63,7 +63,9 @@ import Testing
         Fault(name: "chunk shorter than announced", path: "/chunked-error?kind=short", expected: "network"),
         Fault(name: "chunked body without last chunk", path: "/chunked-error?kind=eof", expected: "network"),
         Fault(name: "endless chunked body", path: "/bytes?n=8589934592&chunked=1&ct=image/png&delay_ms=5", expected: "responseTooLarge", streams: true),
-        Fault(name: "1 GB body (Content-Length)", path: "/bytes?n=1073741824&ct=image/png", expected: "responseTooLarge"),
+        // Rejected by its Content-Length at the response, but corelibs keeps delivering after cancel(): throttled
+        // like the streams, or a loopback-speed gigabyte floods the shared work queue and stalls parallel tests.
+        Fault(name: "1 GB body (Content-Length)", path: "/bytes?n=1073741824&ct=image/png&delay_ms=5", expected: "responseTooLarge"),
         Fault(name: "1 GB body (chunked)", path: "/bytes?n=1073741824&chunked=1&ct=image/png&delay_ms=5", expected: "responseTooLarge", streams: true),
         Fault(name: "redirect loop", path: "/loop", expected: "network-1007", maximumRequests: 22),
         Fault(name: "401 loop with a credential", path: "/auth-loop/tiny.png", expected: "status401", maximumRequests: 2, credential: true),
