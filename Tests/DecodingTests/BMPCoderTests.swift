@@ -3,7 +3,7 @@ import Testing
 @testable import Decoding
 
 /// BMP against the corpus, plus synthetic files for the layouts the corpus lacks.
-@Suite struct BMPCoderTests {
+@Suite(.serialized) struct BMPCoderTests {
     static func decode(_ bytes: [UInt8], _ options: ImageDecodingOptions = .init()) throws -> DecodedImage {
         try BMPCoder().decode(Data(bytes), options: options)
     }

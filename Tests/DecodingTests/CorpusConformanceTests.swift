@@ -3,7 +3,7 @@ import Testing
 @testable import Decoding
 
 /// Every file of ../shared/corpus decodes to its documented outcome (expected.json / MANIFEST.md).
-@Suite struct CorpusConformanceTests {
+@Suite(.serialized) struct CorpusConformanceTests {
     /// What expected.json says must happen to a file.
     enum Outcome: Equatable {
         case decode            // pixels must match the reference

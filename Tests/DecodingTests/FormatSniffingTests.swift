@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Decoding
 
-@Suite struct FormatSniffingTests {
+@Suite(.serialized) struct FormatSniffingTests {
     @Test func recognisesSignatures() {
         let cases: [([UInt8], ImageFormat)] = [
             ([0xFF, 0xD8, 0xFF, 0xE0], .jpeg),
@@ -32,7 +32,7 @@ import Testing
     }
 }
 
-@Suite struct ScaleFactorTests {
+@Suite(.serialized) struct ScaleFactorTests {
     @Test(arguments: [
         ("icon@2x.png", 2.0), ("icon@3x.jpg", 3.0), ("icon.png", 1.0), ("icon@2x", 2.0),
         ("https://example.com/a/b/icon@3x.png?v=2", 3.0), ("https://example.com/icon@2x", 2.0),
@@ -44,7 +44,7 @@ import Testing
     }
 }
 
-@Suite struct EXIFOrientationTests {
+@Suite(.serialized) struct EXIFOrientationTests {
     func tiff(littleEndian: Bool, orientation: UInt16) -> [UInt8] {
         func u16(_ v: UInt16) -> [UInt8] { littleEndian ? [UInt8(v & 0xFF), UInt8(v >> 8)] : [UInt8(v >> 8), UInt8(v & 0xFF)] }
         func u32(_ v: UInt32) -> [UInt8] { littleEndian ? u16(UInt16(v & 0xFFFF)) + u16(UInt16(v >> 16)) : u16(UInt16(v >> 16)) + u16(UInt16(v & 0xFFFF)) }
@@ -70,7 +70,7 @@ import Testing
     }
 }
 
-@Suite struct ScalerTests {
+@Suite(.serialized) struct ScalerTests {
     @Test func thumbnailKeepsAspectAndNeverEnlarges() {
         let fit = ImageScaler.targetSize(width: 4000, height: 3000, options: .init(thumbnailPixelSize: CGSize(width: 400, height: 400)))
         #expect(fit?.width == 400 && fit?.height == 300)

@@ -5,7 +5,7 @@ import Decoding
 /// Replays every input the fuzzers ever flagged (Tests/Support/FuzzRegressions/<target>/, written by
 /// Fuzz/run.sh) through the same calls as Fuzz/Sources/DecodeFuzzer.swift: one-shot decode, then the chunked
 /// incremental decode. A fixed finding must now end with a value or a thrown error, never a trap.
-@Suite struct FuzzRegressionTests {
+@Suite(.serialized) struct FuzzRegressionTests {
     static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Support/FuzzRegressions")

@@ -4,7 +4,7 @@ import Testing
 
 /// Thousands of damaged GIF, BMP and ICO files: every decode must end in an image or an
 /// `ImageDecodingError`, never a trap, and the incremental GIF decoder must agree with the one-shot one.
-@Suite struct GIFBMPMutationTests {
+@Suite(.serialized) struct GIFBMPMutationTests {
     /// A low pixel limit keeps mutated headers from asking for big (legal) canvases and slowing the run.
     static let options = ImageDecodingOptions(maximumPixelCount: 1_000_000)
 

@@ -3,7 +3,7 @@ import Testing
 @testable import Decoding
 
 /// GIF against the corpus (Pillow's per-frame hashes) and against the browser rules where Pillow differs.
-@Suite struct GIFCoderTests {
+@Suite(.serialized) struct GIFCoderTests {
     /// Frames where the corpus reference (Pillow) and browsers disagree; each is checked by its own test below.
     /// - dispose_bgnd.gif frames 2...4: the previous frame used disposal 2 and has no transparent index.
     ///   Pillow fills its rectangle with the opaque background colour, browsers (and we) clear it to transparent.

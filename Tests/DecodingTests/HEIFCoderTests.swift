@@ -3,7 +3,7 @@ import Testing
 @testable import Decoding
 
 /// HEIF/HEIC/AVIF through libheif (dlopen): corpus outcomes, hostile input, and the behaviour without the library.
-@Suite struct HEIFCoderTests {
+@Suite(.serialized) struct HEIFCoderTests {
     let coder = HEIFCoder()
     static let libraryPresent = HEIFCoder().unavailableReason == nil
 

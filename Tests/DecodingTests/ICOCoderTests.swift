@@ -3,7 +3,7 @@ import Testing
 @testable import Decoding
 
 /// ICO: entry choice, DIB entries with their AND mask, PNG entries through the registered PNG coder.
-@Suite struct ICOCoderTests {
+@Suite(.serialized) struct ICOCoderTests {
     struct Entry {
         var width: Int, height: Int, bits: Int, payload: [UInt8]
     }

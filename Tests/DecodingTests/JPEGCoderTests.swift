@@ -4,7 +4,7 @@ import Testing
 
 /// The JPEG coder against the shared corpus, real libjpeg-turbo, no mocks. Every test talks to `JPEGCoder`
 /// directly or to a manager holding only it, so other registered coders cannot change the outcome.
-@Suite("JPEG coder")
+@Suite("JPEG coder", .serialized)
 struct JPEGCoderTests {
     let coder = JPEGCoder()
 
@@ -412,7 +412,7 @@ private enum JPEGMarkers {
     }
 }
 
-@Suite struct JPEGThumbnailSizeTests {
+@Suite(.serialized) struct JPEGThumbnailSizeTests {
     /// DCT pre-shrinking must not change the final size: 4031x3023 in a 100x100 box is 100x75 either way.
     @Test func dctScaledThumbnailHasTheExactTargetSize() throws {
         let source = DecodedImage(width: 4031, height: 3023, pixels: [UInt8](repeating: 200, count: 4031 * 3023 * 4), format: .png)

@@ -5,7 +5,7 @@ import Testing
 /// PNG/APNG coder against the shared corpus: documented outcome and exact RGBA hash per file, chunked
 /// feeding, partial images, hostile input, encoding. The coder is used directly, so other registered
 /// coders cannot interfere.
-@Suite struct PNGCoderTests {
+@Suite(.serialized) struct PNGCoderTests {
     let coder = PNGCoder()
 
     /// What a file must do, from expected.json and MANIFEST.md.

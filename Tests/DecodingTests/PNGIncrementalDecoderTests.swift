@@ -3,7 +3,7 @@ import Testing
 @testable import Decoding
 
 /// The PNG incremental decoder: identical results for any chunking, partial images while loading.
-@Suite struct PNGIncrementalDecoderTests {
+@Suite(.serialized) struct PNGIncrementalDecoderTests {
     let coder = PNGCoder()
 
     /// Feeds `data` in pieces of the given sizes (cycled), the last one final. Returns the final image or

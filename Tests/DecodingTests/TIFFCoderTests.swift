@@ -4,7 +4,7 @@ import Testing
 
 /// TIFF through libtiff (dlopen): corpus hashes, orientation reporting, hostile input, and the behaviour
 /// without the library.
-@Suite struct TIFFCoderTests {
+@Suite(.serialized) struct TIFFCoderTests {
     let coder = TIFFCoder()
     static let libraryPresent = TIFFCoder().unavailableReason == nil
 

@@ -4,7 +4,7 @@ import Testing
 
 /// WebP through libwebp (dlopen): corpus hashes, animation frames, incremental decoding, hostile input,
 /// and the behaviour without the library.
-@Suite struct WebPCoderTests {
+@Suite(.serialized) struct WebPCoderTests {
     let coder = WebPCoder()
     static let libraryPresent = WebPCoder().unavailableReason == nil
 

@@ -34,8 +34,8 @@ import urllib.parse
 import zlib
 
 # Bounds. Every sleep or wait in this file is limited by one of these.
-MAX_HOLD_SECONDS = 600.0
-DEFAULT_HOLD_SECONDS = 300.0
+MAX_HOLD_SECONDS = 120.0
+DEFAULT_HOLD_SECONDS = 30.0
 MAX_STALL_SECONDS = 120.0
 DEFAULT_STALL_SECONDS = 10.0
 MAX_DRIP_DELAY_MS = 5000

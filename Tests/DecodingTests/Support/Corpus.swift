@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+// Every suite in DecodingTests is `.serialized`: their CPU-heavy synchronous cases run on Swift concurrency's
+// cooperative pool (one thread per core). Enqueued all at once they starved the downloader tests' awaits in the
+// same process for 30 s and more; one case at a time per suite leaves room for them.
+
 /// The shared decoder conformance corpus (`../shared/corpus` beside the package, or
 /// `$OPERATIONDOWNLOADER_CORPUS`) and its `expected.json`.
 enum Corpus {
