@@ -1,8 +1,9 @@
 import Foundation
 
-/// SHA-256 (FIPS 180-4), for comparing decoded pixels with the corpus's reference hashes.
-/// Foundation on Linux has no CryptoKit, and the package takes no dependencies.
-struct SHA256 {
+/// SHA-256 (FIPS 180-4), shared inside the package: the HTTP cache names its entry files with it, and the tests
+/// compare decoded pixels with the corpus's reference hashes. Foundation on Linux has no CryptoKit, and the
+/// package takes no dependencies. `package`, not public: it is no part of an image library's API.
+package enum SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -15,11 +16,11 @@ struct SHA256 {
     ]
 
     /// Lower-case hex digest of `bytes`.
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         digest(bytes).map { String(format: "%02x", $0) }.joined()
     }
 
-    static func digest(_ input: [UInt8]) -> [UInt8] {
+    package static func digest(_ input: [UInt8]) -> [UInt8] {
         var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
         // Only the last partial block and the padding are copied; full blocks are read in place.
         let fullBlocks = input.count / 64
