@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness (Fuzz/Sources/DecodeFuzzer.swift + the Decoding module + the C shim, all with
+# Builds the libFuzzer binary (Fuzz/Sources/DecodeFuzzer.swift + its harness Tests/DecodingTests/Support/FuzzHarness.swift, shared with FuzzRegressionTests, + the Decoding module + the C shim, all with
 # -sanitize=fuzzer,address) and runs each target for a fixed time, seeded from the shared corpus.
 #
 #   Fuzz/run.sh [seconds-per-target]          default 60; targets from $TARGETS (default: all)
@@ -42,14 +42,14 @@ module CImageCodecs {
     export *
 }
 EOF
-    local common=(-swift-version 6 -O -g -sanitize="$SANITIZE" -parse-as-library
+    local common=(-swift-version 6 -O -g -sanitize="$SANITIZE" -parse-as-library -package-name OperationDownloader
         -Xcc -fmodule-map-file="$BUILD/module.modulemap" -I Sources/CImageCodecs/include)
     # The Decoding module as a static library (with its .swiftmodule for `import Decoding`).
     # shellcheck disable=SC2046
     swiftc "${common[@]}" -module-name Decoding -emit-module -emit-module-path "$BUILD/mod/Decoding.swiftmodule" \
         -emit-library -static -o "$BUILD/libDecoding.a" $(find Sources/Decoding -name '*.swift' | sort)
     # The harness; libFuzzer provides main().
-    swiftc "${common[@]}" -I "$BUILD/mod" Fuzz/Sources/DecodeFuzzer.swift "$BUILD/libDecoding.a" "$BUILD"/obj/*.o \
+    swiftc "${common[@]}" -I "$BUILD/mod" Fuzz/Sources/DecodeFuzzer.swift Tests/DecodingTests/Support/FuzzHarness.swift "$BUILD/libDecoding.a" "$BUILD"/obj/*.o \
         -use-ld=lld -ljpeg -lpng16 -lz -ldl -o "$BUILD/decode-fuzzer"
 }
 
@@ -128,7 +128,7 @@ run_target() {
         "$target" "$execs" "$cov" "$ft" "$units" "$findings" | tee -a "$BUILD/summary.txt"
 }
 
-if [ ! -x "$BUILD/decode-fuzzer" ] || [ "$BUILD_ONLY" = 1 ] || [ -n "$(find Sources/Decoding Sources/CImageCodecs Fuzz/Sources -newer "$BUILD/decode-fuzzer" -type f 2>/dev/null | head -1)" ]; then
+if [ ! -x "$BUILD/decode-fuzzer" ] || [ "$BUILD_ONLY" = 1 ] || [ -n "$(find Sources/Decoding Sources/CImageCodecs Fuzz/Sources Tests/DecodingTests/Support/FuzzHarness.swift -newer "$BUILD/decode-fuzzer" -type f 2>/dev/null | head -1)" ]; then
     echo "building $BUILD/decode-fuzzer" >&2
     build
 fi

@@ -1,0 +1,79 @@
+// The fuzz harness shared by the libFuzzer binary (Fuzz/Sources/DecodeFuzzer.swift; Fuzz/run.sh compiles this
+// file into it) and FuzzRegressionTests, so a stored finding is replayed through exactly the calls that found it.
+import Decoding
+import Foundation
+
+/// Kept small so that the fuzzer spends its time on parsing, not on filling huge pixel buffers.
+let fuzzPixelLimit = 4_000_000
+
+enum FuzzTarget: String, CaseIterable {
+    case png, gif, bmp, ico, jpeg, webp, tiff, heif, exif, sniff, any
+
+    var coder: (any ImageCoder)? {
+        switch self {
+        case .png: return PNGCoder()
+        case .gif: return GIFCoder()
+        case .bmp: return BMPCoder()
+        case .ico: return ICOCoder()
+        case .jpeg: return JPEGCoder()
+        case .webp: return WebPCoder()
+        case .tiff: return TIFFCoder()
+        case .heif: return HEIFCoder()
+        case .exif, .sniff, .any: return nil
+        }
+    }
+}
+
+/// FNV-1a of the input: drives the decode options and the chunk sizes, so every run of an input is the same.
+func fuzzHash<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+    return hash
+}
+
+func fuzzOptions(_ hash: UInt64) -> ImageDecodingOptions {
+    var options = ImageDecodingOptions()
+    options.maximumPixelCount = fuzzPixelLimit
+    options.decodeFirstFrameOnly = hash & 1 != 0
+    if hash & 6 == 2 { options.thumbnailPixelSize = CGSize(width: 17, height: 13) }
+    return options
+}
+
+/// Feeds `data` in chunks of 1...4096 bytes (sizes from `hash`), reading the partial image every 8th chunk.
+func fuzzIncremental(_ decoder: any IncrementalImageDecoder, _ data: Data, _ hash: UInt64) {
+    var state = hash | 1
+    var offset = data.startIndex
+    var chunks = 0
+    while offset < data.endIndex {
+        state ^= state << 13; state ^= state >> 7; state ^= state << 17
+        let size = Int(state % 4096) + 1
+        let end = data.index(offset, offsetBy: size, limitedBy: data.endIndex) ?? data.endIndex
+        do { try decoder.append(data[offset..<end], isFinal: false) } catch { return }
+        // A partial image every 8th chunk, as a throttled downloader asks (every chunk makes big images quadratic).
+        chunks += 1
+        if chunks % 8 == 1 { _ = decoder.currentImage() }
+        offset = end
+    }
+    do { try decoder.append(Data(), isFinal: true) } catch { return }
+    _ = decoder.currentImage()
+}
+
+func fuzzOne(_ data: Data, hash: UInt64, target: FuzzTarget) {
+    let options = fuzzOptions(hash)
+    switch target {
+    case .exif:
+        _ = EXIFOrientation.parse(data)
+    case .sniff:
+        _ = ImageFormat(sniffing: data)
+    case .any:
+        let manager = ImageCodersManager.shared
+        _ = try? manager.decode(data, options: options)
+        if let decoder = manager.incrementalDecoder(for: data, options: options) { fuzzIncremental(decoder, data, hash) }
+    default:
+        guard let coder = target.coder else { return }
+        _ = try? coder.decode(data, options: options)
+        if let progressive = coder as? any ProgressiveImageCoder, progressive.canIncrementallyDecode(data) {
+            fuzzIncremental(progressive.makeIncrementalDecoder(options: options), data, hash)
+        }
+    }
+}
