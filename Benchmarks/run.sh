@@ -4,7 +4,7 @@
 #   bash Benchmarks/run.sh            full run: writes Benchmarks/results/latest.{json,md}, chart.svg and the
 #                                     results block of Docs/Benchmarks.md (about 6-8 minutes on 2 cores)
 #   bash Benchmarks/run.sh --quick    every section with small counts (CI): writes results/quick.*
-#   bash Benchmarks/run.sh --sections download,decode    only these sections (no docs update)
+#   bash Benchmarks/run.sh --sections download,decode    only these sections: writes results/partial.* (no docs update)
 #
 # Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind; nginx is unpacked from its
 # .deb into a temporary directory with `apt-get download` + `dpkg -x`, so no system service is started;

@@ -53,12 +53,13 @@ struct BenchmarkRunner {
 
     private func write(report: BenchmarkReport, table: String, to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let name = context.quick ? "quick" : "latest"
+        // A run of some sections only must not replace the full run's results.
+        let name = context.quick ? "quick" : sections == nil ? "latest" : "partial"
         try (report.json(quick: context.quick).serialized() + "\n")
             .write(to: directory.appendingPathComponent("\(name).json"), atomically: true, encoding: .utf8)
         try table.write(to: directory.appendingPathComponent("\(name).md"), atomically: true, encoding: .utf8)
         let title = context.quick ? "OperationDownloader benchmark (--quick run)" : "OperationDownloader benchmark"
-        let chart = context.quick ? "quick-chart.svg" : "chart.svg"
+        let chart = name == "latest" ? "chart.svg" : "\(name)-chart.svg"
         try SVGChart.render(report, title: title)
             .write(to: directory.appendingPathComponent(chart), atomically: true, encoding: .utf8)
         context.log("wrote \(directory.path)/\(name).json, \(name).md, \(chart)")
