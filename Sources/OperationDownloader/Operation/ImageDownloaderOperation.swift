@@ -52,7 +52,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// `task.cancel()` was issued: a redirect completion handler must never be called after this.
     private var taskCancelIssued = false
     private var progressive: ProgressiveDecoding?
-    private var timeoutTimer: (any DispatchSourceTimer)?
+    /// The total-timeout registration with the shared deadline monitor, while running.
+    private var timeoutRegistration: DeadlineMonitor.Registration?
     private var backgroundTask: (provider: any BackgroundTaskProvider, id: Int)?
     private var measured: ImageDownloadMetrics
     private var storedCredential: URLCredential?
@@ -329,11 +330,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.
     private func releaseResources(cancelSession: Bool = false) {
-        let (session, timer, background) = lock.withLock {
-            let taken = (ownedSession, timeoutTimer, backgroundTask)
+        let (session, timeout, background) = lock.withLock {
+            let taken = (ownedSession, timeoutRegistration, backgroundTask)
             ownedSession = nil
             borrowedSession = nil
-            timeoutTimer = nil
+            timeoutRegistration = nil
             backgroundTask = nil
             task = nil
             buffer = Data()
@@ -344,7 +345,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             return taken
         }
         httpTransaction.release()
-        timer?.cancel()
+        if let timeout { DeadlineMonitor.shared.unregister(timeout) }
         if cancelSession { session?.invalidateAndCancel() } else { session?.finishTasksAndInvalidate() }
         if let background { background.provider.endBackgroundTask(background.id) }
     }
@@ -367,23 +368,20 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         lock.withLock { backgroundTask = (provider, id) }
     }
 
-    /// The total download timeout: URLSession on Linux ignores the resource timeout, so the package enforces it.
+    /// The total download timeout: URLSession on Linux ignores the resource timeout, so the package enforces it,
+    /// with one timer shared by every download (see `DeadlineMonitor`).
     private func scheduleTimeout() {
         let seconds = max(1, context.downloadTimeout ?? 15)
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + seconds)
-        timer.setEventHandler { [weak self] in
+        let registration = DeadlineMonitor.shared.register(after: seconds) { [weak self] in
             self?.finish(error: ImageDownloaderError.network(URLError(.timedOut)), cancelTask: true)
         }
         let keep: Bool = lock.withLock {
             guard phase == .running else { return false }
-            timeoutTimer = timer
+            timeoutRegistration = registration
             return true
         }
-        // Always activate: libdispatch traps when a never-resumed source is released, which happened when a
-        // cancel (for example from the start progress callback) ended the operation before this point.
-        timer.resume()
-        if !keep { timer.cancel() }
+        // Finished before this point (a cancel from the start progress callback): releaseResources has run.
+        if !keep { DeadlineMonitor.shared.unregister(registration) }
     }
 
     private func post(_ name: Notification.Name) {
