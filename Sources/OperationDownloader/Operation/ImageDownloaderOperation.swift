@@ -258,8 +258,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         for record in callbacks.snapshot { record.deliverProgress(0, cached.data.count, url) }
         post(.imageDownloadReceiveResponse)
         for record in callbacks.snapshot { record.deliverProgress(cached.data.count, cached.data.count, url) }
-        post(.imageDownloadStop)
-        post(.imageDownloadFinish)
+        post(.imageDownloadStop, then: .imageDownloadFinish)
         coderQueue.async { [self] in decodeAndFinish(cached.data, progressive: nil) }
     }
 
@@ -386,6 +385,15 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     private func post(_ name: Notification.Name) {
         callbackQueue.async { [self] in NotificationCenter.default.post(name: name, object: self) }
+    }
+
+    /// Two notifications in one callback-queue hop (a block per notification was measurable per download),
+    /// in order, with nothing of this operation's queued between them.
+    private func post(_ first: Notification.Name, then second: Notification.Name) {
+        callbackQueue.async { [self] in
+            NotificationCenter.default.post(name: first, object: self)
+            NotificationCenter.default.post(name: second, object: self)
+        }
     }
 
     /// Whether delegate callbacks for `task` still concern this operation.
@@ -572,8 +580,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         if report {
             for record in callbacks.snapshot { record.deliverProgress(data.count, data.count, originalRequest.url) }
         }
-        post(.imageDownloadStop)
-        post(.imageDownloadFinish)
+        post(.imageDownloadStop, then: .imageDownloadFinish)
         let toStore: HTTPURLResponse? = lock.withLock { revalidated == nil ? serverResponse : nil }
         let transaction = httpTransaction
         let work: @Sendable () -> Void = { [self] in
