@@ -9,9 +9,9 @@ import Dispatch
 /// expired handlers outside the lock, on the monitor's serial queue.
 ///
 /// The source is created and resumed in `init` and lives as long as the monitor (libdispatch traps when a
-/// never-resumed source is released). While nothing is registered it is scheduled at `distantFuture`, so it
-/// never wakes. Unregistering the earliest entry does not re-arm: the timer may then fire once for nothing
-/// and re-arms at the next deadline, which is cheaper than rescheduling on every finish.
+/// never-resumed source is released). Once it has fired with nothing left it is scheduled at `distantFuture`.
+/// Unregistering does not re-arm: the timer may then fire once for nothing and re-arms at the next deadline,
+/// which is cheaper than rescheduling on every finish.
 final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, `nextID` and `armedAt`
     /// The monitor every download uses.
     static let shared = DeadlineMonitor()
@@ -66,11 +66,10 @@ final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, 
     }
 
     /// Removes a registration; its handler will not run unless it is already running. Idempotent.
+    /// Never re-arms (even when nothing is left): rescheduling a dispatch timer wakes libdispatch's timer
+    /// thread, and one wasted wake-up at the old deadline is cheaper than two reschedules per download.
     func unregister(_ registration: Registration) {
-        lock.withLock {
-            guard entries.removeValue(forKey: registration.id) != nil else { return }
-            if entries.isEmpty, armedAt != UInt64.max { arm(UInt64.max) }
-        }
+        _ = lock.withLock { entries.removeValue(forKey: registration.id) }
     }
 
     /// How many registrations are waiting (for tests).

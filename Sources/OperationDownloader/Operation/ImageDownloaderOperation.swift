@@ -25,8 +25,17 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     private let options: ImageDownloaderOptions
     private let context: ImageDownloaderContext
     private let callbackQueue: DispatchQueue
-    /// Decoding (partial and final) runs here, never on the session's delegate queue.
-    private let coderQueue = DispatchQueue(label: "OperationDownloader.coder")
+    /// Decoding (partial and final) runs on `coderQueue`, never on the session's delegate queue. Created on
+    /// first use: a download that needs no decoding, decryptor or cache write never makes one.
+    private var coderQueueStorage: DispatchQueue?
+    private var coderQueue: DispatchQueue {
+        lock.withLock {
+            if let made = coderQueueStorage { return made }
+            let made = DispatchQueue(label: "OperationDownloader.coder")
+            coderQueueStorage = made
+            return made
+        }
+    }
 
     private var phase = Phase.pending
     private var cancelRequested = false
@@ -43,6 +52,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     private var awaitingAuthRetry = false
     private var authAttempts = 0
     private var stopPosted = false
+    /// Some caller registered a progress handler: only then are progress snapshots of the callers taken
+    /// (each read of the callback store is a barrier-queue `sync`, on every chunk of every download).
+    private var hasProgressHandlers = false
     /// Our redirect handler is deciding: `task.cancel()` waits until its completion handler was called.
     /// corelibs Foundation traps ("Received callback for HTTP redirection, but we're not waiting for it")
     /// when a redirect completion handler runs after the task was cancelled, so the two are serialized.
@@ -71,6 +83,14 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     func onTaskCreated(_ body: @escaping @Sendable (URLSessionTask) -> Void) {
         lock.withLock { taskCreated = body }
+    }
+
+    /// Set by the downloader: runs once, on the finishing thread, just before `isFinished` flips. Unlike a
+    /// `completionBlock` (which corelibs runs from a block on a global queue), it costs no thread hop.
+    private var finishing: (@Sendable () -> Void)?
+
+    func onFinishing(_ body: @escaping @Sendable () -> Void) {
+        lock.withLock { finishing = body }
     }
 
     /// `session` is borrowed (the downloader's); with `nil` the operation creates and owns one.
@@ -128,6 +148,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     }
 
     private func setFinished() {
+        let hook: (@Sendable () -> Void)? = lock.withLock {
+            defer { finishing = nil }
+            return finishing
+        }
+        hook?()
         let wasExecuting = lock.withLock { executingFlag }
         if wasExecuting { willChangeValue(forKey: "isExecuting") }
         willChangeValue(forKey: "isFinished")
@@ -145,7 +170,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?
     ) -> AnyObject? {
         let record = CallbackRecord(progress: progress, completed: completed, queue: callbackQueue)
-        return callbacks.add(record) ? record : nil
+        return add(record)
     }
 
     /// Adds a caller whose handlers run on `queue` instead of the operation's callback queue.
@@ -154,7 +179,20 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         queue: DispatchQueue?
     ) -> AnyObject? {
         let record = CallbackRecord(progress: progress, completed: completed, queue: queue ?? callbackQueue)
+        return add(record)
+    }
+
+    private func add(_ record: CallbackRecord) -> AnyObject? {
+        // Set before the record is visible, so no progress report can miss it.
+        if record.progress != nil { lock.withLock { hasProgressHandlers = true } }
         return callbacks.add(record) ? record : nil
+    }
+
+    /// Reports progress to every caller that has a progress handler.
+    private func reportProgress(_ received: Int, _ expected: Int) {
+        guard lock.withLock({ hasProgressHandlers }) else { return }
+        let url = originalRequest.url
+        for record in callbacks.snapshot { record.deliverProgress(received, expected, url) }
     }
 
     @discardableResult
@@ -225,7 +263,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
                 interval: context.progressiveDecodingInterval ?? 0.1)
             lock.withLock { progressive = made }
         }
-        for record in callbacks.snapshot { record.deliverProgress(0, -1, originalRequest.url) }
+        reportProgress(0, -1)
         post(.imageDownloadStart)
         scheduleTimeout()
         newTask.resume()
@@ -252,13 +290,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             finish(error: ImageDownloaderError.cancelled, cancelTask: false)
             return
         }
-        let url = originalRequest.url
-        for record in callbacks.snapshot { record.deliverProgress(0, -1, url) }
+        reportProgress(0, -1)
         post(.imageDownloadStart)
-        for record in callbacks.snapshot { record.deliverProgress(0, cached.data.count, url) }
+        reportProgress(0, cached.data.count)
         post(.imageDownloadReceiveResponse)
-        for record in callbacks.snapshot { record.deliverProgress(cached.data.count, cached.data.count, url) }
-        post(.imageDownloadStop, then: .imageDownloadFinish)
+        reportProgress(cached.data.count, cached.data.count)
+        post(.imageDownloadStop, .imageDownloadFinish)
         coderQueue.async { [self] in decodeAndFinish(cached.data, progressive: nil) }
     }
 
@@ -280,8 +317,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     }
 
     /// Ends the download: answers every remaining caller once, releases buffers, decoder, task and session,
-    /// then flips `isFinished`. Only the first call has an effect.
-    private func finish(image: DecodedImage? = nil, data: Data? = nil, error: (any Error)?, cancelTask: Bool) {
+    /// then flips `isFinished`. Only the first call has an effect. `alsoPosting` are notifications that go out
+    /// right after `imageDownloadStop` (when this call posts it) and before the answers.
+    private func finish(
+        image: DecodedImage? = nil, data: Data? = nil, error: (any Error)?, cancelTask: Bool,
+        alsoPosting: [Notification.Name] = []
+    ) {
         struct Taken {
             var task: URLSessionDataTask?
             var postStop: Bool
@@ -296,12 +337,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         }
         guard let taken else { return }
         let deferred = cancelTask ? cancelSafely(taken.task) : false
-        if taken.postStop { post(.imageDownloadStop) }
-        if let error {
-            answerAll(error: error)
-        } else {
-            for record in callbacks.closeAndTakeAll() { record.deliverFinal(image: image, data: data, error: nil) }
-        }
+        let notifications = (taken.postStop ? [.imageDownloadStop] : []) + alsoPosting
+        answerAll(image: image, data: data, error: error, after: notifications)
         // With a cancel deferred behind a redirect decision, the owned session must not cancel the task either.
         releaseResources(cancelSession: cancelTask && !deferred)
         setFinished()
@@ -324,7 +361,27 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     }
 
     private func answerAll(error: any Error) {
-        for record in callbacks.closeAndTakeAll() { record.deliverFinal(image: nil, data: nil, error: error) }
+        answerAll(image: nil, data: nil, error: error, after: [])
+    }
+
+    /// Closes the callback store and answers every caller once. The notifications and the answers of the
+    /// callers on the operation's callback queue go out in ONE block on that queue, in this order (a thread
+    /// hop per caller and per notification was measurable); callers with their own queue get a block there.
+    private func answerAll(image: DecodedImage?, data: Data?, error: (any Error)?, after notifications: [Notification.Name]) {
+        var sameQueue: [ImageDownloaderCompletedHandler] = []
+        for record in callbacks.closeAndTakeAll() {
+            guard let completed = record.completed else { continue }
+            if record.queue === callbackQueue {
+                sameQueue.append(completed)
+            } else {
+                record.deliverFinal(image: image, data: data, error: error)
+            }
+        }
+        guard !notifications.isEmpty || !sameQueue.isEmpty else { return }
+        callbackQueue.async { [self, sameQueue] in
+            for name in notifications { NotificationCenter.default.post(name: name, object: self) }
+            for completed in sameQueue { completed(image, data, error, true) }
+        }
     }
 
     /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.
@@ -383,16 +440,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         if !keep { DeadlineMonitor.shared.unregister(registration) }
     }
 
-    private func post(_ name: Notification.Name) {
-        callbackQueue.async { [self] in NotificationCenter.default.post(name: name, object: self) }
-    }
-
-    /// Two notifications in one callback-queue hop (a block per notification was measurable per download),
-    /// in order, with nothing of this operation's queued between them.
-    private func post(_ first: Notification.Name, then second: Notification.Name) {
+    /// Posts `names` in order from one callback-queue block (a block per notification was a measurable
+    /// share of a small download's CPU, Docs/Benchmarks.md).
+    private func post(_ names: Notification.Name...) {
         callbackQueue.async { [self] in
-            NotificationCenter.default.post(name: first, object: self)
-            NotificationCenter.default.post(name: second, object: self)
+            for name in names { NotificationCenter.default.post(name: name, object: self) }
         }
     }
 
@@ -496,7 +548,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             measured.expectedBytes = expected
             lastReportedSize = 0
         }
-        for record in callbacks.snapshot { record.deliverProgress(0, expected, originalRequest.url) }
+        reportProgress(0, expected)
         post(.imageDownloadReceiveResponse)
     }
 
@@ -514,7 +566,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             let expected = expectedSize > 0 ? max(expectedSize, total) : -1
             var report: (Int, Int)?
             let interval = storedMinimumProgressInterval
-            if expected <= 0 || interval <= 0
+            if hasProgressHandlers, expected <= 0 || interval <= 0
                 || Double(total - max(0, lastReportedSize)) / Double(expected) >= interval || total >= expected {
                 lastReportedSize = total
                 report = (total, expected)
@@ -527,9 +579,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         case .tooLarge(let size):
             finish(error: ImageDownloaderError.responseTooLarge(size), cancelTask: true)
         case .accept(let report, let progressive):
-            if let (received, expected) = report {
-                for record in callbacks.snapshot { record.deliverProgress(received, expected, originalRequest.url) }
-            }
+            if let (received, expected) = report { reportProgress(received, expected) }
             progressive?.feed(data) { [weak self] image in self?.deliverPartial(image) }
         }
     }
@@ -565,8 +615,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             finish(error: ImageDownloaderError.invalidDownloadStatusCode(status), cancelTask: false)
             return
         }
-        let (data, progressive, report): (Data, ProgressiveDecoding?, Bool) = lock.withLock {
-            stopPosted = true
+        // Nothing to decode, decrypt or store: answered from here, without a hop to a coder queue, and the
+        // stop/finish notifications leave in the same callback-queue block as the answers.
+        let inline = options.contains(.avoidDecodeImage) && context.decryptor == nil && !httpTransaction.mayStore
+        let (data, progressive, report, toStore): (Data, ProgressiveDecoding?, Bool, HTTPURLResponse?) = lock.withLock {
+            let inline = inline && self.progressive == nil
+            if !inline { stopPosted = true }
             if let revalidated {
                 // A 304 has no body: the download's bytes are the stored ones.
                 buffer = revalidated.data
@@ -575,13 +629,14 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             let report = lastReportedSize != buffer.count || expectedSize != buffer.count
             lastReportedSize = buffer.count
             // The incremental decoder saw no bytes of a 304: the stored body is decoded in one shot.
-            return (buffer, revalidated == nil ? self.progressive : nil, report)
+            return (buffer, revalidated == nil ? self.progressive : nil, report, revalidated == nil ? serverResponse : nil)
         }
-        if report {
-            for record in callbacks.snapshot { record.deliverProgress(data.count, data.count, originalRequest.url) }
+        if report { reportProgress(data.count, data.count) }
+        if inline && progressive == nil {
+            decodeAndFinish(data, progressive: nil, alsoPosting: [.imageDownloadFinish])
+            return
         }
-        post(.imageDownloadStop, then: .imageDownloadFinish)
-        let toStore: HTTPURLResponse? = lock.withLock { revalidated == nil ? serverResponse : nil }
+        post(.imageDownloadStop, .imageDownloadFinish)
         let transaction = httpTransaction
         let work: @Sendable () -> Void = { [self] in
             // Stored as received (before any decryptor), whether or not it decodes, off the delegate queue.
@@ -628,8 +683,14 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             maximumPixelCount: context.maximumPixelCount ?? ImageDecodingOptions.defaultMaximumPixelCount)
     }
 
-    /// On the coder queue: decryptor, then the incremental decoder's final image or a one-shot decode.
-    private func decodeAndFinish(_ received: Data, progressive: ProgressiveDecoding?) {
+    /// On the coder queue (or the delegate queue when there is nothing to decode): decryptor, then the
+    /// incremental decoder's final image or a one-shot decode. `alsoPosting` goes to `finish`.
+    private func decodeAndFinish(
+        _ received: Data, progressive: ProgressiveDecoding?, alsoPosting notifications: [Notification.Name] = []
+    ) {
+        func finish(image: DecodedImage? = nil, data: Data? = nil, error: (any Error)?, cancelTask: Bool) {
+            self.finish(image: image, data: data, error: error, cancelTask: cancelTask, alsoPosting: notifications)
+        }
         guard lock.withLock({ phase == .running }) else { return }
         guard !received.isEmpty else {
             finish(error: ImageDownloaderError.badImageData("empty response body"), cancelTask: false)

@@ -137,6 +137,9 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         return .serveRevalidated(refreshed)
     }
 
+    /// Whether `completed` can write to the cache at all (`.useURLCache` with a cache).
+    var mayStore: Bool { useURLCache && cache != nil }
+
     /// Stores a complete response and its body (before any decryptor) when the policy allows.
     func completed(_ response: HTTPURLResponse, data: Data, now: Date = Date()) {
         let (stores, request, sentAt) = lock.withLock { (storesResponse, currentRequest, requestDate) }
