@@ -44,6 +44,32 @@ import Testing
         #expect(request.headers["cookie"] == nil)
     }
 
+    /// The downloader's headers are normalised once (as the platform's `setValue` would) and merged into
+    /// each request in one step: the request's own fields win whatever their case, nothing is sent twice,
+    /// and a value the platform refuses is never stored.
+    @Test func requestHeadersWinOverDownloaderHeadersInAnyCase() async throws {
+        let (downloader, _) = makeDownloader()
+        downloader.setValue("downloader", forHTTPHeaderField: "x-both")
+        downloader.setValue("only-downloader", forHTTPHeaderField: "x-downloader-only")
+        downloader.setValue("bad\r\nInjected: yes", forHTTPHeaderField: "X-Bad")
+        #expect(downloader.value(forHTTPHeaderField: "X-Bad") == nil)
+        #expect(downloader.value(forHTTPHeaderField: "X-DOWNLOADER-ONLY") == "only-downloader")
+        let tag = newTag()
+        var request = URLRequest(url: server.url("/images/tiny.png?tag=\(tag)"))
+        request.setValue("request", forHTTPHeaderField: "X-BOTH")
+        request.setValue("text/plain", forHTTPHeaderField: "accept")
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(with: request, completed: recorder.completed)
+        await recorder.waitForCompletion()
+        let sent = try #require(server.requests(tag: tag).first)
+        #expect(sent.headers["x-both"] == "request")
+        #expect(sent.headers["accept"] == "text/plain")
+        #expect(sent.headers["x-downloader-only"] == "only-downloader")
+        #expect(sent.headers["user-agent"]?.hasPrefix("OperationDownloader/") == true)
+        #expect(sent.headers["injected"] == nil && sent.headers["x-bad"] == nil)
+        #expect(recorder.final?.image?.width == 1)
+    }
+
     @Test func removedHeaderIsNotSent() async throws {
         let (downloader, _) = makeDownloader()
         downloader.setValue(nil, forHTTPHeaderField: "Accept")

@@ -46,12 +46,40 @@ import Testing
         #expect(failed.current == ["start", "stop"])
     }
 
+    /// The notifications come before the answer on the callback queue, whichever way the download ends:
+    /// decoded on the coder queue, answered straight from the delegate queue (`.avoidDecodeImage`: one block
+    /// carries stop, finish and the answer), or failed.
+    @Test(arguments: [
+        ("/images/tiny.png", ImageDownloaderOptions(), ["start", "response", "stop", "finish", "answer"]),
+        ("/images/tiny.png", ImageDownloaderOptions.avoidDecodeImage, ["start", "response", "stop", "finish", "answer"]),
+        ("/status/404", ImageDownloaderOptions.avoidDecodeImage, ["start", "stop", "answer"]),
+    ])
+    func notificationsPrecedeTheAnswer(path: String, options: ImageDownloaderOptions, expected: [String]) async throws {
+        let (downloader, queue) = makeDownloader()
+        let tag = newTag()
+        let (seen, observers) = observeNotifications(tag: tag)
+        defer { observers.forEach(NotificationCenter.default.removeObserver) }
+        let recorder = DownloadRecorder()
+        let record = recorder.completed
+        downloader.downloadImage(server.url("\(path)?tag=\(tag)"), options: options, completed: { image, data, error, finished in
+            if finished { seen.withLock { $0.append("answer") } }
+            record(image, data, error, finished)
+        })
+        await recorder.waitForCompletion()
+        await drain(queue)
+        #expect(seen.current == expected)
+        #expect(recorder.finals.count == 1)
+        #expect((recorder.final?.data?.isEmpty == false) == (path != "/status/404"))
+    }
+
     @Test func customOperationClassIsUsed() async throws {
         let (downloader, _) = makeDownloader { $0.operationClass = CountingOperation.self }
         let tag = newTag()
         let result = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)"))
         #expect(result.image?.width == 1)
         #expect(CountingOperation.created.current.contains { $0.contains(tag) })
+        // A subclass is told apart from the package's own class and still leaves the downloader's books.
+        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
     }
 
     @Test func memoryCacheHitMakesNoRequest() async throws {

@@ -36,6 +36,31 @@ import Testing
         #expect(recorder.progressList.count > 5)
     }
 
+    /// Progress is only gathered once some caller asked for it: a caller with a progress handler that joins
+    /// a download whose first caller had none still gets every report from then on, ending at the total.
+    @Test func aProgressCallerJoiningLaterGetsProgress() async throws {
+        let (downloader, queue) = makeDownloader()
+        let tag = newTag()
+        // Held by the server until released: the second caller joins before any byte arrives.
+        let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
+        let first = DownloadRecorder()
+        downloader.downloadImage(url, completed: first.completed)
+        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        let joined = DownloadRecorder()
+        downloader.downloadImage(url, progress: joined.progress, completed: joined.completed)
+        server.release(tag)
+        await first.waitForCompletion()
+        await joined.waitForCompletion()
+        await drain(queue)
+        #expect(server.stats(tag: tag).count == 1)
+        #expect(first.progressList.isEmpty)
+        let list = joined.progressList
+        #expect(list.count >= 2)
+        #expect(list.last.map { $0 == (55916, 55916) } == true, "ends at total: \(String(describing: list.last))")
+        #expect(zip(list, list.dropFirst()).allSatisfy { $0.0 <= $1.0 })
+        #expect(joined.final?.image?.width == 160)
+    }
+
     @Test func minimumProgressIntervalThrottlesButKeepsTheLast() async throws {
         let (downloader, queue) = makeDownloader { $0.minimumProgressInterval = 0.5 }
         let tag = newTag()

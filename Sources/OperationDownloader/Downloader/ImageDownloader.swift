@@ -193,7 +193,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         _ url: URL?, options: ImageDownloaderOptions = [], context: ImageDownloaderContext? = nil,
         progress: ImageDownloaderProgressHandler? = nil, completed: ImageDownloaderCompletedHandler? = nil
     ) -> ImageDownloadToken? {
-        guard let url, Self.isSupported(url) else {
+        guard let url else {
             completed?(nil, nil, ImageDownloaderError.invalidURL, true)
             return nil
         }

@@ -17,6 +17,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// Redirects followed before failing with `URLError.httpTooManyRedirects` (browsers use about 20).
     public static let maximumRedirects = 20
 
+    /// The most buffer reserved from a `Content-Length` before any byte arrived (larger bodies grow as they come).
+    static let maximumReservedBytes = 8 << 20
+
     private enum Phase { case pending, starting, running, done }
 
     private let lock = NSLock()
@@ -544,6 +547,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         // gzip: the announced size is the compressed length or -1; progress clamps it to what arrived.
         let expected = announced > 0 ? Int(clamping: announced) : -1
         lock.withLock {
+            // Room for the announced body up front (SDWebImage's initWithCapacity): the chunks are then copied
+            // once each instead of being re-copied as the buffer grows. Capped, since the header may lie.
+            if expected > 0, buffer.isEmpty { buffer = Data(capacity: min(expected, Self.maximumReservedBytes)) }
             expectedSize = expected
             measured.expectedBytes = expected
             lastReportedSize = 0
