@@ -72,6 +72,23 @@ import Testing
         #expect((recorder.final?.data?.isEmpty == false) == (path != "/status/404"))
     }
 
+    @Test func notificationsCanBeTurnedOff() async throws {
+        let (downloader, queue) = makeDownloader { $0.postsNotifications = false }
+        let tag = newTag()
+        let (seen, observers) = observeNotifications(tag: tag)
+        defer { observers.forEach(NotificationCenter.default.removeObserver) }
+        _ = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)"))
+        let failed = DownloadRecorder()
+        downloader.downloadImage(server.url("/status/404?tag=\(tag)"), options: .avoidDecodeImage, completed: failed.completed)
+        await failed.waitForCompletion()
+        // Per request, the context wins over the configuration.
+        _ = try await downloader.image(
+            for: server.url("/images/tiny.png?tag=\(tag)&again=1"), context: ImageDownloaderContext(postsNotifications: true))
+        await drain(queue)
+        #expect(failed.finals.count == 1)
+        #expect(seen.current == ["start", "response", "stop", "finish"])
+    }
+
     @Test func customOperationClassIsUsed() async throws {
         let (downloader, _) = makeDownloader { $0.operationClass = CountingOperation.self }
         let tag = newTag()

@@ -18,6 +18,8 @@ enum ChildWorkload: String, CaseIterable {
     /// cannot cost CPU in another's measurement: N small JPEGs through ImageDownloader (decode off / on)
     /// and through raw URLSession tasks.
     case downloadDownloader = "download-downloader"
+    /// As `downloadDownloader`, with `postsNotifications = false` (what the SPEC's notifications cost).
+    case downloadDownloaderQuiet = "download-downloader-quiet"
     case downloadDownloaderDecoding = "download-downloader-decoding"
     case downloadURLSession = "download-urlsession"
 
@@ -34,7 +36,7 @@ enum ChildWorkload: String, CaseIterable {
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
         case .memoryManyDecoded:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
-        case .downloadDownloader, .downloadURLSession:
+        case .downloadDownloader, .downloadDownloaderQuiet, .downloadURLSession:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg")) }
         case .downloadDownloaderDecoding:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat)) }
@@ -54,6 +56,10 @@ enum ChildWorkload: String, CaseIterable {
             firstError = outcome?.firstError
         case .memoryMany, .instructionsDownloader, .downloadDownloader:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage])
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .downloadDownloaderQuiet:
+            let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], postsNotifications: false)
             failures = outcome?.failures
             firstError = outcome?.firstError
         case .memoryManyDecoded, .downloadDownloaderDecoding:

@@ -11,7 +11,7 @@ struct DownloadBenchmark {
     static let section = "Download"
 
     private enum Client: CaseIterable {
-        case downloader, downloaderDecoding, urlSession, curl
+        case downloader, downloaderQuiet, downloaderDecoding, urlSession, curl
     }
 
     func run() throws {
@@ -55,6 +55,8 @@ struct DownloadBenchmark {
         }
         report.headline("cpu_ms_per_download", section: s, label: "ImageDownloader (decode off) CPU per download", unit: "ms", cpuMs(.downloader))
         report.headline("urlsession_cpu_ms_per_download", section: s, label: "raw URLSession CPU per download", unit: "ms", cpuMs(.urlSession))
+        report.detail("download_quiet_ratio_vs_urlsession", section: s, label: "ImageDownloader (decode off, postsNotifications = false) req/s ÷ URLSession req/s", unit: "×", ratios(rate(.downloaderQuiet), rate(.urlSession)))
+        report.detail("quiet_cpu_ms_per_download", section: s, label: "ImageDownloader (decode off, postsNotifications = false) CPU per download", unit: "ms", cpuMs(.downloaderQuiet))
         report.detail("download_decoded_ratio_vs_urlsession", section: s, label: "ImageDownloader (decode on, \(format)) req/s ÷ URLSession req/s", unit: "×", ratios(rate(.downloaderDecoding), rate(.urlSession)))
         report.detail("downloader_req_per_s", section: s, label: "ImageDownloader, decode off", unit: "req/s", rate(.downloader))
         report.detail("downloader_decoding_req_per_s", section: s, label: "ImageDownloader, decode on (\(format))", unit: "req/s", rate(.downloaderDecoding))
@@ -96,6 +98,8 @@ struct DownloadBenchmark {
             return try inChild(.downloadURLSession, count: plain.count)
         case .downloader:
             return try inChild(.downloadDownloader, count: plain.count)
+        case .downloaderQuiet:
+            return try inChild(.downloadDownloaderQuiet, count: plain.count)
         case .downloaderDecoding:
             return try inChild(.downloadDownloaderDecoding, count: decoded.count)
         }

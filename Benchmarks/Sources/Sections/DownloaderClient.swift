@@ -13,10 +13,12 @@ enum DownloaderClient {
     /// All URLs are handed to the downloader at once, as an app or crawler would; its queue runs
     /// `concurrency` at a time. Returns nil when the batch did not finish within `timeout`.
     static func download(
-        _ urls: [URL], options: ImageDownloaderOptions, concurrency: Int = 6, timeout: TimeInterval = 600
+        _ urls: [URL], options: ImageDownloaderOptions, concurrency: Int = 6, postsNotifications: Bool = true,
+        timeout: TimeInterval = 600
     ) -> Outcome? {
         var configuration = ImageDownloaderConfiguration()
         configuration.maxConcurrentDownloads = concurrency
+        configuration.postsNotifications = postsNotifications
         let downloader = ImageDownloader(configuration: configuration)
         defer { downloader.invalidate(cancelPendingOperations: true) }
         let counter = CompletionCounter(expected: urls.count)

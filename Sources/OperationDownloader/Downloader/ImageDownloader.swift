@@ -444,6 +444,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         merged.progressiveDecodingInterval = context.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
         merged.maximumPixelCount = context.maximumPixelCount ?? configuration.maximumPixelCount
         merged.httpCache = context.httpCache ?? configuration.httpCache
+        merged.postsNotifications = context.postsNotifications ?? configuration.postsNotifications
 
         let type = configuration.operationClass ?? ImageDownloaderOperation.self
         let operation = type.init(request: request, session: session, options: options, context: merged)

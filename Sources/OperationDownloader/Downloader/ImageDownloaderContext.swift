@@ -34,6 +34,9 @@ public struct ImageDownloaderContext: Sendable {
     public var maximumPixelCount: Int?
     /// Overrides `ImageDownloaderConfiguration.httpCache` (used with `.useURLCache`).
     public var httpCache: HTTPImageCache?
+    /// Overrides `ImageDownloaderConfiguration.postsNotifications` (`nil` on an operation made without a
+    /// downloader: notifications are posted).
+    public var postsNotifications: Bool?
 
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,
@@ -48,7 +51,8 @@ public struct ImageDownloaderContext: Sendable {
         downloadTimeout: TimeInterval? = nil,
         progressiveDecodingInterval: TimeInterval? = nil,
         maximumPixelCount: Int? = nil,
-        httpCache: HTTPImageCache? = nil
+        httpCache: HTTPImageCache? = nil,
+        postsNotifications: Bool? = nil
     ) {
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
@@ -63,5 +67,6 @@ public struct ImageDownloaderContext: Sendable {
         self.progressiveDecodingInterval = progressiveDecodingInterval
         self.maximumPixelCount = maximumPixelCount
         self.httpCache = httpCache
+        self.postsNotifications = postsNotifications
     }
 }

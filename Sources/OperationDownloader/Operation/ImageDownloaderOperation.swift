@@ -371,6 +371,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// callers on the operation's callback queue go out in ONE block on that queue, in this order (a thread
     /// hop per caller and per notification was measurable); callers with their own queue get a block there.
     private func answerAll(image: DecodedImage?, data: Data?, error: (any Error)?, after notifications: [Notification.Name]) {
+        let notifications = context.postsNotifications ?? true ? notifications : []
         var sameQueue: [ImageDownloaderCompletedHandler] = []
         for record in callbacks.closeAndTakeAll() {
             guard let completed = record.completed else { continue }
@@ -446,6 +447,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// Posts `names` in order from one callback-queue block (a block per notification was a measurable
     /// share of a small download's CPU, Docs/Benchmarks.md).
     private func post(_ names: Notification.Name...) {
+        guard context.postsNotifications ?? true else { return }
         callbackQueue.async { [self] in
             for name in names { NotificationCenter.default.post(name: name, object: self) }
         }
