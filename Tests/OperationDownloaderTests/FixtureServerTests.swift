@@ -173,7 +173,9 @@ import Testing
     @Test func concurrencyIsCountedWhileRequestsAreHeld() async throws {
         let holdID = UUID().uuidString
         let url = server.url("/hold/\(holdID)/tiny.png?tag=\(tag)&max=20")
-        let client = self.client
+        // Connections of its own: the shared client's may all be busy with other suites' held requests.
+        let client = FixtureHTTPClient()
+        defer { client.invalidate() }
         let tiny = try fixture("tiny.png")
         try await withThrowingTaskGroup(of: FixtureFetchResult.self) { group in
             for _ in 0..<4 {

@@ -29,7 +29,9 @@ final class FixtureHTTPClient: Sendable {
     private let router: Router
     private let session: URLSession
 
-    private init() {
+    /// `shared` lives as long as the test process. A test that needs connections of its own (the shared
+    /// client's can all be busy with other suites' held or dripping requests) makes one and calls `invalidate()`.
+    init() {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -38,8 +40,12 @@ final class FixtureHTTPClient: Sendable {
         configuration.httpMaximumConnectionsPerHost = 16
         configuration.timeoutIntervalForRequest = 10
         router = Router()
-        // The session lives as long as the test process; it is never invalidated.
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
+    }
+
+    /// Ends the session once its tasks are done (never called on `shared`).
+    func invalidate() {
+        session.finishTasksAndInvalidate()
     }
 
     /// Fetches `url` with extra headers.
