@@ -27,8 +27,9 @@ struct DownloadBenchmark {
 
         var wall: [Client: Samples] = [:]
         var cpu: [Client: Samples] = [:]
-        // Wall-clock throughput scatters most on a shared machine: more rounds than the other sections.
-        let rounds = context.quick ? context.rounds : 11
+        // Wall-clock throughput scatters most on a shared machine (a virtual machine's neighbours take the
+        // CPU in bursts, ±10% between rounds): three times the rounds of the other sections.
+        let rounds = context.quick ? context.rounds : 21
         context.log("download: \(count) images × \(rounds) rounds (+1 warm-up)")
         for round in 0...rounds {
             var clients = Client.allCases.filter { $0 != .curl || curlAvailable }
