@@ -14,12 +14,16 @@ enum ChildWorkload: String, CaseIterable {
     case instructionsDownloader = "instructions-downloader"
     /// N small downloads through raw URLSession tasks (run under callgrind).
     case instructionsURLSession = "instructions-urlsession"
+    /// N small downloads through one bare Operation each (run under callgrind).
+    case instructionsOperationProbe = "instructions-operation-probe"
     /// The download section's clients, each in a fresh process so one client's threads, sessions and heap
     /// cannot cost CPU in another's measurement: N small JPEGs through ImageDownloader (decode off / on)
     /// and through raw URLSession tasks.
     case downloadDownloader = "download-downloader"
     /// As `downloadDownloader`, with `postsNotifications = false` (what the SPEC's notifications cost).
     case downloadDownloaderQuiet = "download-downloader-quiet"
+    /// One bare asynchronous Operation per download (no package code): the platform's cost of the design.
+    case downloadOperationProbe = "download-operation-probe"
     case downloadDownloaderDecoding = "download-downloader-decoding"
     case downloadURLSession = "download-urlsession"
 
@@ -32,11 +36,11 @@ enum ChildWorkload: String, CaseIterable {
         switch self {
         case .memoryLarge:
             urls = (0..<count).compactMap { url("large-baseline.jpg?m=\($0)") }
-        case .memoryMany, .instructionsDownloader, .instructionsURLSession:
+        case .memoryMany, .instructionsDownloader, .instructionsURLSession, .instructionsOperationProbe:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
         case .memoryManyDecoded:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
-        case .downloadDownloader, .downloadDownloaderQuiet, .downloadURLSession:
+        case .downloadDownloader, .downloadDownloaderQuiet, .downloadOperationProbe, .downloadURLSession:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg")) }
         case .downloadDownloaderDecoding:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat)) }
@@ -68,6 +72,8 @@ enum ChildWorkload: String, CaseIterable {
             firstError = outcome?.firstError
         case .instructionsURLSession, .downloadURLSession:
             failures = RawURLSessionClient().download(urls, concurrency: 6)
+        case .downloadOperationProbe, .instructionsOperationProbe:
+            failures = OperationProbeClient().download(urls, concurrency: 6)
         }
         let seconds = Clock.wall() - start
         let cpuSeconds = Clock.processCPU() - cpuStart

@@ -11,7 +11,7 @@ struct DownloadBenchmark {
     static let section = "Download"
 
     private enum Client: CaseIterable {
-        case downloader, downloaderQuiet, downloaderDecoding, urlSession, curl
+        case downloader, downloaderQuiet, operationProbe, downloaderDecoding, urlSession, curl
     }
 
     func run() throws {
@@ -58,6 +58,9 @@ struct DownloadBenchmark {
         report.headline("urlsession_cpu_ms_per_download", section: s, label: "raw URLSession CPU per download", unit: "ms", cpuMs(.urlSession))
         report.detail("download_quiet_ratio_vs_urlsession", section: s, label: "ImageDownloader (decode off, postsNotifications = false) req/s ÷ URLSession req/s", unit: "×", ratios(rate(.downloaderQuiet), rate(.urlSession)))
         report.detail("quiet_cpu_ms_per_download", section: s, label: "ImageDownloader (decode off, postsNotifications = false) CPU per download", unit: "ms", cpuMs(.downloaderQuiet))
+        report.detail("operation_probe_ratio_vs_urlsession", section: s, label: "bare Operation per download (no package code) req/s ÷ URLSession req/s", unit: "×", ratios(rate(.operationProbe), rate(.urlSession)))
+        report.detail("download_ratio_vs_operation_probe", section: s, label: "ImageDownloader (decode off) req/s ÷ bare Operation per download req/s", unit: "×", ratios(rate(.downloader), rate(.operationProbe)))
+        report.detail("operation_probe_cpu_ms_per_download", section: s, label: "bare Operation per download, CPU per download", unit: "ms", cpuMs(.operationProbe))
         report.detail("download_decoded_ratio_vs_urlsession", section: s, label: "ImageDownloader (decode on, \(format)) req/s ÷ URLSession req/s", unit: "×", ratios(rate(.downloaderDecoding), rate(.urlSession)))
         report.detail("downloader_req_per_s", section: s, label: "ImageDownloader, decode off", unit: "req/s", rate(.downloader))
         report.detail("downloader_decoding_req_per_s", section: s, label: "ImageDownloader, decode on (\(format))", unit: "req/s", rate(.downloaderDecoding))
@@ -101,6 +104,8 @@ struct DownloadBenchmark {
             return try inChild(.downloadDownloader, count: plain.count)
         case .downloaderQuiet:
             return try inChild(.downloadDownloaderQuiet, count: plain.count)
+        case .operationProbe:
+            return try inChild(.downloadOperationProbe, count: plain.count)
         case .downloaderDecoding:
             return try inChild(.downloadDownloaderDecoding, count: decoded.count)
         }

@@ -21,14 +21,18 @@ struct InstructionsBenchmark {
         let rounds = context.quick ? 1 : 5
         var ours = Samples()
         var raw = Samples()
+        var probe = Samples()
         for _ in 0..<rounds {
             ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
             raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
+            probe.add(try perDownload(.instructionsOperationProbe, executable: stripped, small: small, large: large))
         }
         let s = Self.section
         context.report.headline("instructions_per_download", section: s, label: "ImageDownloader (decode off), instructions per download", unit: "instr", ours)
         context.report.detail("urlsession_instructions_per_download", section: s, label: "raw URLSession tasks, instructions per download", unit: "instr", raw)
         context.report.detail("instructions_ratio_vs_urlsession", section: s, label: "ImageDownloader ÷ raw URLSession instructions", unit: "×", ratios(ours, raw))
+        context.report.detail("operation_probe_instructions_per_download", section: s, label: "bare Operation per download (no package code), instructions per download", unit: "instr", probe)
+        context.report.detail("instructions_ratio_vs_operation_probe", section: s, label: "ImageDownloader ÷ bare Operation per download instructions", unit: "×", ratios(ours, probe))
         context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")
     }
 

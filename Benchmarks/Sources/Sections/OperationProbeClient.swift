@@ -1,0 +1,110 @@
+import Foundation
+import OperationDownloader
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The platform's cost of the design SPEC §5–§6 prescribe, without any of the package: one asynchronous
+/// `Operation` per download on an `OperationQueue` (`concurrency` at a time, every operation added at once, as
+/// the downloader client does), each running one data task of a shared session whose delegate collects the
+/// body on a serial queue. No callbacks, notifications, coalescing or timeouts. The same requests as
+/// `RawURLSessionClient`. Comparing the downloader with this separates the package's own overhead from what
+/// an Operation per download costs on corelibs Foundation.
+final class OperationProbeClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // `lock` guards every var
+    private let lock = NSLock()
+    private var operations: [Int: DownloadOperation] = [:]
+    private var buffers: [Int: Data] = [:]
+    private var failures = 0
+    private var remaining = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Downloads every URL; returns how many failed (nil when it timed out).
+    func download(_ urls: [URL], concurrency: Int, timeout: TimeInterval = 300) -> Int? {
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieStorage = nil
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.timeoutIntervalForRequest = 15
+        configuration.httpMaximumConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, concurrency)
+        let delegateQueue = OperationQueue()
+        delegateQueue.maxConcurrentOperationCount = 1
+        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
+        defer { session.invalidateAndCancel() }
+        guard !urls.isEmpty else { return 0 }
+        lock.withLock {
+            remaining = urls.count
+            failures = 0
+        }
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = concurrency
+        for url in urls {
+            queue.addOperation(DownloadOperation(url: url, session: session, client: self))
+        }
+        let finished = done.wait(timeout: .now() + timeout) == .success
+        return finished ? lock.withLock { failures } : nil
+    }
+
+    fileprivate func register(_ task: URLSessionTask, for operation: DownloadOperation) {
+        lock.withLock { operations[task.taskIdentifier] = operation }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        lock.withLock { buffers[dataTask.taskIdentifier, default: Data()].append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let status = (task.response as? HTTPURLResponse)?.statusCode ?? 0
+        let (operation, allDone): (DownloadOperation?, Bool) = lock.withLock {
+            let body = buffers.removeValue(forKey: task.taskIdentifier)
+            if error != nil || status != 200 || (body?.isEmpty ?? true) { failures += 1 }
+            remaining -= 1
+            return (operations.removeValue(forKey: task.taskIdentifier), remaining == 0)
+        }
+        operation?.finish()
+        if allDone { done.signal() }
+    }
+}
+
+/// An asynchronous operation with the manual KVO corelibs needs (see the shared platform notes).
+private final class DownloadOperation: Operation, @unchecked Sendable {  // `lock` guards both flags
+    private let url: URL
+    private let session: URLSession
+    private weak var client: OperationProbeClient?
+    private let lock = NSLock()
+    private var executingFlag = false
+    private var finishedFlag = false
+
+    init(url: URL, session: URLSession, client: OperationProbeClient) {
+        self.url = url
+        self.session = session
+        self.client = client
+    }
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { lock.withLock { executingFlag } }
+    override var isFinished: Bool { lock.withLock { finishedFlag } }
+
+    override func start() {
+        willChangeValue(forKey: "isExecuting")
+        lock.withLock { executingFlag = true }
+        didChangeValue(forKey: "isExecuting")
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 15)
+        request.setValue("image/*,*/*;q=0.8", forHTTPHeaderField: "Accept")
+        request.setValue(ImageDownloader.defaultUserAgent, forHTTPHeaderField: "User-Agent")
+        let task = session.dataTask(with: request)
+        client?.register(task, for: self)
+        task.resume()
+    }
+
+    func finish() {
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        lock.withLock {
+            executingFlag = false
+            finishedFlag = true
+        }
+        didChangeValue(forKey: "isFinished")
+        didChangeValue(forKey: "isExecuting")
+    }
+}
