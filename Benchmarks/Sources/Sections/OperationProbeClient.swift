@@ -1,5 +1,4 @@
 import Foundation
-import OperationDownloader
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -20,16 +19,7 @@ final class OperationProbeClient: NSObject, URLSessionDataDelegate, @unchecked S
 
     /// Downloads every URL; returns how many failed (nil when it timed out).
     func download(_ urls: [URL], concurrency: Int, timeout: TimeInterval = 300) -> Int? {
-        let configuration = URLSessionConfiguration.default
-        configuration.urlCache = nil
-        configuration.httpShouldSetCookies = false
-        configuration.httpCookieStorage = nil
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.timeoutIntervalForRequest = 15
-        configuration.httpMaximumConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, concurrency)
-        let delegateQueue = OperationQueue()
-        delegateQueue.maxConcurrentOperationCount = 1
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
+        let session = RawURLSessionClient.makeSession(delegate: self, concurrency: concurrency)
         defer { session.invalidateAndCancel() }
         guard !urls.isEmpty else { return 0 }
         lock.withLock {
@@ -89,10 +79,7 @@ private final class DownloadOperation: Operation, @unchecked Sendable {  // `loc
         willChangeValue(forKey: "isExecuting")
         lock.withLock { executingFlag = true }
         didChangeValue(forKey: "isExecuting")
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 15)
-        request.setValue("image/*,*/*;q=0.8", forHTTPHeaderField: "Accept")
-        request.setValue(ImageDownloader.defaultUserAgent, forHTTPHeaderField: "User-Agent")
-        let task = session.dataTask(with: request)
+        let task = session.dataTask(with: RawURLSessionClient.request(for: url))
         client?.register(task, for: self)
         task.resume()
     }

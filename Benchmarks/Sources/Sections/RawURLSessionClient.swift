@@ -19,17 +19,7 @@ final class RawURLSessionClient: NSObject, URLSessionDataDelegate, @unchecked Se
 
     /// Downloads every URL, `concurrency` at a time; returns how many failed (nil when it timed out).
     func download(_ urls: [URL], concurrency: Int, timeout: TimeInterval = 300) -> Int? {
-        let configuration = URLSessionConfiguration.default
-        // What ImageDownloader.init does to its session configuration.
-        configuration.urlCache = nil
-        configuration.httpShouldSetCookies = false
-        configuration.httpCookieStorage = nil
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.timeoutIntervalForRequest = 15
-        configuration.httpMaximumConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, concurrency)
-        let delegateQueue = OperationQueue()
-        delegateQueue.maxConcurrentOperationCount = 1
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
+        let session = Self.makeSession(delegate: self, concurrency: concurrency)
         let first: [URL] = lock.withLock {
             self.session = session
             pending = Array(urls.reversed())
@@ -47,10 +37,29 @@ final class RawURLSessionClient: NSObject, URLSessionDataDelegate, @unchecked Se
     }
 
     private func start(_ url: URL, on session: URLSession) {
+        session.dataTask(with: Self.request(for: url)).resume()
+    }
+
+    /// A session set up as `ImageDownloader.init` sets up its own, with the delegate on a serial queue.
+    static func makeSession(delegate: any URLSessionDelegate, concurrency: Int) -> URLSession {
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieStorage = nil
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.timeoutIntervalForRequest = 15
+        configuration.httpMaximumConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, concurrency)
+        let delegateQueue = OperationQueue()
+        delegateQueue.maxConcurrentOperationCount = 1
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
+    }
+
+    /// The request a user would write for `url`, with the downloader's default headers.
+    static func request(for url: URL) -> URLRequest {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 15)
         request.setValue("image/*,*/*;q=0.8", forHTTPHeaderField: "Accept")
         request.setValue(ImageDownloader.defaultUserAgent, forHTTPHeaderField: "User-Agent")
-        session.dataTask(with: request).resume()
+        return request
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
