@@ -237,6 +237,28 @@ import Testing
         #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.bytesSent == original.count)
     }
 
+    @Test func dripWithAHoldPausesAtTheGivenByteUntilReleased() async throws {
+        let original = try fixture("progressive.jpg")
+        let holdID = UUID().uuidString
+        let url = server.url("/drip/progressive.jpg?tag=\(tag)&chunk=4096&delay_ms=0&hold=\(holdID)&hold_at=10000")
+        let client = self.client
+        let fetch = Task { await client.fetch(url) }
+        // Held: the request is in flight and stays unfinished.
+        #expect(await server.awaitRequests(tag: tag, count: 1).first?.finished == nil)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(server.stats(tag: tag).inFlight == 1)
+        server.release(holdID)
+        let result = await fetch.value
+        #expect(result.status == 200)
+        #expect(result.data == original)
+        #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.bytesSent == original.count)
+
+        // Unreleased, the pause ends by itself after `max` seconds.
+        let bounded = await client.fetch(server.url(
+            "/drip/progressive.jpg?tag=\(tag)&chunk=4096&delay_ms=0&hold=\(UUID().uuidString)&max=1"))
+        #expect(bounded.data == original)
+    }
+
     // MARK: /status
 
     @Test func statusCodesAndBodies() async throws {

@@ -293,10 +293,13 @@ import Testing
         let tag = newTag()
         let target = RecordingImageTarget(), done = TargetCompletionRecorder()
         let progress = Locked(0)
+        // The drip pauses half-way until the target has shown a partial image (placeholder + one more).
         target.setImage(
-            with: server.url("/drip/image.png?chunk=2048&delay_ms=10&tag=\(tag)"), placeholder: placeholderImage,
+            with: server.url("/drip/image.png?chunk=2048&delay_ms=10&hold=\(tag)&tag=\(tag)"), placeholder: placeholderImage,
             options: .progressiveLoad, downloader: downloader,
             progress: { _, _, _ in progress.withLock { $0 += 1 } }, completed: done.completed)
+        #expect(await waitUntil(timeout: 60) { target.history.count >= 2 })
+        server.release(tag)
         await done.wait()
         let shown = target.history
         let partials = shown.dropFirst().dropLast()

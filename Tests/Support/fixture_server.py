@@ -530,14 +530,26 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "HEAD":
             return
+        # Optional pause point: at byte `hold_at` the drip waits for /_release/<hold> (at most `max`
+        # seconds), so a test can look at what the client made of a prefix however loaded the machine is.
+        hold_id = query.get("hold")
+        hold_at = int_param(query, "hold_at", len(data) // 2, 1, len(data))
+        hold_seconds = float_param(query, "max", DEFAULT_HOLD_SECONDS, 0.0, MAX_HOLD_SECONDS)
         # Past the deadline the rest goes out at once, so a drip never takes longer than the bound.
         deadline = time.monotonic() + MAX_DRIP_TOTAL_SECONDS
         offset = 0
         while offset < len(data):
+            if hold_id is not None and offset >= hold_at:
+                event = self.server.holds.event(hold_id)
+                if not event.is_set() and not self._wait(hold_seconds, event):
+                    raise AbortResponse()
+                hold_id = None
             if offset > 0 and delay > 0 and time.monotonic() < deadline:
                 if not self._wait(delay):
                     raise AbortResponse()
             size = chunk if time.monotonic() < deadline else len(data) - offset
+            if hold_id is not None and offset < hold_at:
+                size = min(size, hold_at - offset)
             self._write(data[offset:offset + size])
             offset += size
 
