@@ -172,14 +172,17 @@ import Testing
 
     @Test func concurrencyIsCountedWhileRequestsAreHeld() async throws {
         let holdID = UUID().uuidString
-        let url = server.url("/hold/\(holdID)/tiny.png?tag=\(tag)&max=20")
+        let url = server.url("/hold/\(holdID)/tiny.png?tag=\(tag)&max=90")
         // Connections of its own: the shared client's may all be busy with other suites' held requests.
         let client = FixtureHTTPClient()
         defer { client.invalidate() }
         let tiny = try fixture("tiny.png")
         try await withThrowingTaskGroup(of: FixtureFetchResult.self) { group in
+            // Generous bounds: in a full parallel run the CPU-bound decoding suites can hold both of the
+            // cooperative pool's threads for seconds, so the four requests may leave far apart, and the first
+            // ones must neither time out nor be let through before the last one arrived.
             for _ in 0..<4 {
-                group.addTask { await client.fetch(url) }
+                group.addTask { await client.fetch(url, timeout: 90) }
             }
             let arrived = await server.awaitRequests(tag: tag, count: 4)
             #expect(arrived.allSatisfy { $0.finished == nil })

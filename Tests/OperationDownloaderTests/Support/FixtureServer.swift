@@ -128,7 +128,7 @@ final class FixtureServer: Sendable {
     /// Returns the log at that point; records an issue when the condition was not reached.
     @discardableResult
     func awaitRequests(
-        tag: String, count: Int, finished: Bool = false, timeout: TimeInterval = 10,
+        tag: String, count: Int, finished: Bool = false, timeout: TimeInterval = 60,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> [LoggedRequest] {
         func satisfied(_ log: [LoggedRequest]) -> Bool {
