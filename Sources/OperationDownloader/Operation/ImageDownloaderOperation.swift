@@ -371,7 +371,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// callers on the operation's callback queue go out in ONE block on that queue, in this order (a thread
     /// hop per caller and per notification was measurable); callers with their own queue get a block there.
     private func answerAll(image: DecodedImage?, data: Data?, error: (any Error)?, after notifications: [Notification.Name]) {
-        let notifications = context.postsNotifications ?? true ? notifications : []
+        let notifications = postsNotifications ? notifications : []
         var sameQueue: [ImageDownloaderCompletedHandler] = []
         for record in callbacks.closeAndTakeAll() {
             guard let completed = record.completed else { continue }
@@ -444,10 +444,13 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         if !keep { DeadlineMonitor.shared.unregister(registration) }
     }
 
+    /// `ImageDownloaderContext.postsNotifications`; an operation made without a downloader posts them.
+    private var postsNotifications: Bool { context.postsNotifications ?? true }
+
     /// Posts `names` in order from one callback-queue block (a block per notification was a measurable
     /// share of a small download's CPU, Docs/Benchmarks.md).
     private func post(_ names: Notification.Name...) {
-        guard context.postsNotifications ?? true else { return }
+        guard postsNotifications else { return }
         callbackQueue.async { [self] in
             for name in names { NotificationCenter.default.post(name: name, object: self) }
         }
@@ -625,9 +628,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         }
         // Nothing to decode, decrypt or store: answered from here, without a hop to a coder queue, and the
         // stop/finish notifications leave in the same callback-queue block as the answers.
-        let inline = options.contains(.avoidDecodeImage) && context.decryptor == nil && !httpTransaction.mayStore
-        let (data, progressive, report, toStore): (Data, ProgressiveDecoding?, Bool, HTTPURLResponse?) = lock.withLock {
-            let inline = inline && self.progressive == nil
+        let nothingToDo = options.contains(.avoidDecodeImage) && context.decryptor == nil && !httpTransaction.mayStore
+        let (data, progressive, report, toStore, inline):
+            (Data, ProgressiveDecoding?, Bool, HTTPURLResponse?, Bool) = lock.withLock {
+            // Decided once, here: `finish` posts the stop notification on the inline path.
+            let inline = nothingToDo && self.progressive == nil
             if !inline { stopPosted = true }
             if let revalidated {
                 // A 304 has no body: the download's bytes are the stored ones.
@@ -637,10 +642,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             let report = lastReportedSize != buffer.count || expectedSize != buffer.count
             lastReportedSize = buffer.count
             // The incremental decoder saw no bytes of a 304: the stored body is decoded in one shot.
-            return (buffer, revalidated == nil ? self.progressive : nil, report, revalidated == nil ? serverResponse : nil)
+            return (buffer, revalidated == nil ? self.progressive : nil, report, revalidated == nil ? serverResponse : nil,
+                    inline)
         }
         if report { reportProgress(data.count, data.count) }
-        if inline && progressive == nil {
+        if inline {
             decodeAndFinish(data, progressive: nil, alsoPosting: [.imageDownloadFinish])
             return
         }
