@@ -17,9 +17,15 @@ public enum ImageDownloaderExecutionOrder: Sendable {
 public struct ImageDownloaderConfiguration {
     /// How many downloads run at once (SDWebImage's default: 6).
     public var maxConcurrentDownloads: Int = 6
-    /// Seconds a whole download may take; also the request's idle timeout (rounded up to whole seconds,
-    /// at least 1, because URLSession on Linux truncates it).
+    /// The idle timeout (SDWebImage's meaning): a download fails with `.network(URLError(.timedOut))` when no
+    /// byte arrived for this many seconds. 0 or less means 15 s. Decoding never counts against it.
     public var downloadTimeout: TimeInterval = 15
+    /// An optional cap on the whole transfer of one attempt (network only: decoding never counts); nil = none.
+    public var maximumDownloadDuration: TimeInterval?
+    /// Which engine carries the HTTP exchanges (default `.urlSession`; see `ImageDownloaderTransport`).
+    public var transport: ImageDownloaderTransport = .urlSession
+    /// When failed downloads are tried again (default `.never`); the context can override it per request.
+    public var retryPolicy: ImageDownloaderRetryPolicy = .never
     /// Report progress only after this fraction (0...1) of the expected size arrived since the last report
     /// (the last report is always delivered). 0 reports every chunk.
     public var minimumProgressInterval: Double = 0

@@ -37,6 +37,11 @@ public struct ImageDownloaderContext: Sendable {
     /// Overrides `ImageDownloaderConfiguration.postsNotifications` (`nil` on an operation made without a
     /// downloader: notifications are posted).
     public var postsNotifications: Bool?
+    /// Transforms the decoded image for this caller (resize, crop, ...); its `key` is part of the memory-cache
+    /// key. Callers with different transformers still share one network request.
+    public var transformer: (any ImageTransformer)?
+    /// Overrides `ImageDownloaderConfiguration.retryPolicy` for this request.
+    public var retryPolicy: ImageDownloaderRetryPolicy?
 
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,
@@ -52,7 +57,9 @@ public struct ImageDownloaderContext: Sendable {
         progressiveDecodingInterval: TimeInterval? = nil,
         maximumPixelCount: Int? = nil,
         httpCache: HTTPImageCache? = nil,
-        postsNotifications: Bool? = nil
+        postsNotifications: Bool? = nil,
+        transformer: (any ImageTransformer)? = nil,
+        retryPolicy: ImageDownloaderRetryPolicy? = nil
     ) {
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
@@ -68,5 +75,7 @@ public struct ImageDownloaderContext: Sendable {
         self.maximumPixelCount = maximumPixelCount
         self.httpCache = httpCache
         self.postsNotifications = postsNotifications
+        self.transformer = transformer
+        self.retryPolicy = retryPolicy
     }
 }

@@ -33,6 +33,20 @@ public struct ImageDownloadMetrics: Sendable, Equatable {
     public var statusCode: Int?
     /// How many redirects were followed.
     public var redirectCount: Int
+    /// Attempts made: 1 without retries (SPEC §10). Counts requests a transport re-sent on its own too.
+    public var attemptCount: Int = 1
+    /// The HTTP version of the final response ("1.1", "2"), where the transport tells.
+    public var httpVersion: String?
+    /// The server's address as connected ("127.0.0.1", "::1"), where the transport tells.
+    public var remoteAddress: String?
+    /// Whether the final request reused an open connection, where the transport tells.
+    public var connectionReused: Bool?
+    /// Time spent resolving the host name, where the transport tells.
+    public var domainLookupDuration: TimeInterval?
+    /// Time spent opening the TCP connection, where the transport tells.
+    public var connectDuration: TimeInterval?
+    /// Time spent on the TLS handshake, where the transport tells.
+    public var secureConnectionDuration: TimeInterval?
 
     public init(queuedAt: Date = Date()) {
         self.queuedAt = queuedAt

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Which engine carries a downloader's HTTP exchanges (SPEC §10).
+///
+/// - `.urlSession`: Foundation's `URLSession` (on Linux, swift-corelibs-foundation over libcurl). The default,
+///   and the only one on Apple platforms.
+/// - `.curl`: libcurl's multi interface driven by the package itself, loaded at run time with
+///   `dlopen("libcurl.so.4")`: HTTP/2 multiplexing, TLS control (custom CA, pinned keys, per-request
+///   `.allowInvalidSSLCertificates`), proxies, IPv6 literal hosts and real transfer metrics. `isAvailable` is
+///   false where the library cannot be loaded; downloads on it then fail with `.unsupportedOnPlatform`.
+public struct ImageDownloaderTransport: Sendable, Equatable, CustomStringConvertible {
+    enum Kind: String, Sendable {
+        case urlSession
+        case curl
+    }
+
+    let kind: Kind
+
+    /// Foundation's `URLSession`: the default.
+    public static let urlSession = ImageDownloaderTransport(kind: .urlSession)
+    /// libcurl's multi interface, loaded with `dlopen`.
+    public static let curl = ImageDownloaderTransport(kind: .curl)
+
+    /// Whether this transport can run here (libcurl loads for `.curl`; `.urlSession` always can).
+    public var isAvailable: Bool {
+        switch kind {
+        case .urlSession: return true
+        case .curl: return CurlAvailability.unavailableReason == nil
+        }
+    }
+
+    /// Why the transport cannot run here ("install libcurl4 ..."), or nil when it can.
+    public var unavailableReason: String? {
+        switch kind {
+        case .urlSession: return nil
+        case .curl: return CurlAvailability.unavailableReason
+        }
+    }
+
+    public var description: String { kind.rawValue }
+}
