@@ -114,11 +114,7 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
         var running: Int32 = 0
         var descriptors: Int32 = 0
         while true {
-            var commands = spareCommands
-            inbox.withLock { swap(&$0.commands, &commands) }
-            for command in commands { handle(command) }
-            commands.removeAll(keepingCapacity: true)
-            spareCommands = commands
+            handlePendingCommands()
             if draining && slotsInUse == 0 && waiting.isEmpty && inMulti.isEmpty {
                 // Accept nothing more; commands posted meanwhile (cancels of finished transfers) still run.
                 let late = inbox.withLock { inbox -> [Command] in
@@ -183,11 +179,27 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     private func collectFinishedRequests() {
         var easy: OpaquePointer?
         var result: Int32 = 0
+        var finished: [(OpaquePointer, Int)] = []
         while ccurl_multi_next_done(multi, &easy, &result) == 1 {
-            guard let handle = easy, let transfer = inMulti.removeValue(forKey: handle) else { continue }
-            ccurl_multi_remove_handle(multi, handle)
-            transfer.curlRequestDidEnd(result: Int(result), driver: self)
+            if let easy { finished.append((easy, Int(result))) }
         }
+        guard !finished.isEmpty else { return }
+        // Commands posted before these requests ended go first: a transfer started meanwhile must be
+        // waiting (in priority order) before a freed slot is handed out.
+        handlePendingCommands()
+        for (handle, result) in finished {
+            guard let transfer = inMulti.removeValue(forKey: handle) else { continue }  // cancelled meanwhile
+            ccurl_multi_remove_handle(multi, handle)
+            transfer.curlRequestDidEnd(result: result, driver: self)
+        }
+    }
+
+    private func handlePendingCommands() {
+        var commands = spareCommands
+        inbox.withLock { swap(&$0.commands, &commands) }
+        for command in commands { handle(command) }
+        commands.removeAll(keepingCapacity: true)
+        spareCommands = commands
     }
 
     /// After the loop: every easy handle cleaned up, then the multi handle.
