@@ -1,6 +1,8 @@
 // The libcurl entry points, resolved with dlsym from libcurl.so.4 (see ccurl.h). Every wrapper calls
 // through the table filled by ccurl_load; the Swift side calls nothing before a successful load.
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "ccurl.h"
@@ -196,3 +198,11 @@ int ccurl_multi_next_done(ccurl_multi *multi, ccurl_easy **easy, int *result) {
     return 0;
 }
 const char *ccurl_multi_strerror(int code) { return api.multi_strerror(code); }
+
+void ccurl_name_current_thread(const char *name) {
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), name);
+#else
+    (void)name;
+#endif
+}

@@ -72,6 +72,9 @@ int ccurl_multi_wakeup(ccurl_multi *multi);
 int ccurl_multi_next_done(ccurl_multi *multi, ccurl_easy **easy, int *result);
 const char *ccurl_multi_strerror(int code);
 
+/// Names the calling thread (at most 15 characters on Linux), for debuggers and thread lists.
+void ccurl_name_current_thread(const char *name);
+
 // ---- constants (curl/curl.h, curl/multi.h of curl 7.88) ----
 enum {
     // CURLoption: CURLOPTTYPE_LONG 0, OBJECTPOINT 10000, FUNCTIONPOINT 20000, OFF_T 30000.

@@ -93,11 +93,7 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
             ccurl_multi_wakeup(multi)
             return true
         case .startThread:
-            Thread {
-                // Named from inside: corelibs drops a name set before start. At most 15 characters on Linux.
-                Thread.current.name = "od-curl"
-                self.run()
-            }.start()
+            Thread { self.run() }.start()
             return true
         case .endUnstarted:
             // No thread ever used the handles: clean up here.
@@ -110,6 +106,7 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     // MARK: - The curl thread
 
     private func run() {
+        ccurl_name_current_thread("od-curl")  // (Thread.name set before start is dropped by corelibs)
         inbox.withLock { $0.curlThread = pthread_self() }
         var running: Int32 = 0
         var descriptors: Int32 = 0

@@ -63,6 +63,10 @@ enum CurlRequestOptions {
         return try headerList(request, easy: easy, url: url)
     }
 
+    private static func isSafeHeaderText(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0 }
+    }
+
     /// TransferRequest.priority (0...1) as an HTTP/2 stream weight (1...256).
     static func streamWeight(_ priority: Float) -> Int {
         let clamped = priority.isFinite ? min(max(priority, 0), 1) : 0.5
@@ -132,12 +136,13 @@ enum CurlRequestOptions {
             }
         }
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            // A line break would let a header value inject another header (or a request): refuse it.
-            if name.contains(where: \.isNewline) || value.contains(where: \.isNewline) || name.isEmpty {
+            // A line break (or NUL) would let a value inject another header, or a request: refuse it. Bytes,
+            // not Characters: this runs for every header of every request.
+            if name.isEmpty || !isSafeHeaderText(name) || !isSafeHeaderText(value) {
                 ccurl_slist_free_all(list)
                 throw CurlErrorMapping.urlError(.badURL, "the request has an invalid header \(name)", url: url)
             }
-            append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+            append(value.isEmpty ? name + ";" : name + ": " + value)
         }
         if request.httpBody != nil { append("Expect:") }
         if failed {

@@ -88,17 +88,16 @@ struct CurlResponseHead {
         return result
     }
 
-    /// The response for `url`, or nil without a status line.
+    /// The response for `url`, or nil without a status line. A name repeated with the same spelling is joined
+    /// with ", " here; HTTPURLResponse itself folds names that differ only in case (servers spell a name the
+    /// same way throughout a response, and HTTP/2 names are lower-case).
     func response(for url: URL) -> HTTPURLResponse? {
         guard let statusCode else { return nil }
-        var merged: [String: String] = [:]
-        var canonical: [String: String] = [:]  // lower-cased name -> the first spelling seen
+        var merged = [String: String](minimumCapacity: fields.count)
         for field in fields {
-            let key = field.name.lowercased()
-            if let name = canonical[key] {
-                merged[name, default: ""] += ", " + field.value
+            if let previous = merged[field.name] {
+                merged[field.name] = previous + ", " + field.value
             } else {
-                canonical[key] = field.name
                 merged[field.name] = field.value
             }
         }

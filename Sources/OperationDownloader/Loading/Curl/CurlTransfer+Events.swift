@@ -234,12 +234,12 @@ extension CurlTransfer {
             exchange.paused = true
             return CCURL_WRITEFUNC_PAUSE
         }
-        guard exchange.response != nil, let base = bytes.baseAddress else {
+        guard exchange.response != nil, bytes.baseAddress != nil else {
             exchange.abort = .noResponse
             return 0
         }
         exchange.receivedBytes += bytes.count
-        client.transfer(self, didReceive: Data(bytes: base, count: bytes.count))
+        client.transfer(self, didReceiveBytes: bytes)
         if exchange.receivedBytes > request.maximumResponseSize {
             // Delivered first, so the operation's own size check (which names the limit) sees it.
             exchange.abort = .tooLarge(request.maximumResponseSize)

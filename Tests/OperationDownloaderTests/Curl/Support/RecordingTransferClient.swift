@@ -107,7 +107,7 @@ final class RecordingTransferClient: TransferClient, @unchecked Sendable {  // `
             inEvent += 1
             if inEvent > 1 { overlaps += 1 }
             if cancelReturned { lateEvents.append(name) }
-            eventThreads.insert(Thread.current.name ?? "unnamed")
+            eventThreads.insert(currentThreadName())
         }
     }
 
@@ -224,3 +224,9 @@ struct CurlHarness {
 
 /// libcurl is on this machine (the curl suites need it; CI installs it with FoundationNetworking's deps).
 let curlIsAvailable = ImageDownloaderTransport.curl.isAvailable
+
+/// The calling thread's kernel name (what `ccurl_name_current_thread` set), from /proc.
+func currentThreadName() -> String {
+    let path = "/proc/thread-self/comm"
+    return ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+}
