@@ -20,10 +20,11 @@ public enum ArgumentParser {
 
     private static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--header", "--user", "--password",
-        "--http-cache",
+        "--http-cache", "--transport", "--cacert", "--proxy",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
+        "--insecure",
     ]
 
     private static func parseDownload(_ arguments: [String]) throws(UsageError) -> Command {
@@ -45,6 +46,7 @@ public enum ArgumentParser {
                 case "--png": options.writePNG = true
                 case "--json": options.json = true
                 case "--preview": options.preview = true
+                case "--insecure": options.insecure = true
                 default: throw UsageError("unknown option '\(name)'")
                 }
             case .option(let name, let value):
@@ -73,6 +75,9 @@ public enum ArgumentParser {
                 case "--http-cache":
                     guard !value.isEmpty else { throw UsageError("--http-cache needs a folder") }
                     options.httpCacheDirectory = value
+                case "--transport": options.transport = try TransportOptions.parseTransport(value)
+                case "--cacert": options.caFile = try TransportOptions.parseCACert(value)
+                case "--proxy": options.proxy = try TransportOptions.parseProxy(value)
                 default:
                     throw UsageError("unknown option '\(name)'")
                 }
@@ -81,6 +86,7 @@ public enum ArgumentParser {
         if options.writePNG && options.outputDirectory == nil {
             throw UsageError("--png needs --output DIR")
         }
+        try TransportOptions.validate(options)
         if (options.user == nil) != (options.password == nil) {
             throw UsageError(options.user == nil ? "--password needs --user" : "--user needs --password")
         }

@@ -44,6 +44,14 @@ public struct DownloadOptions: Equatable, Sendable {
     /// Folder of the on-disk HTTP cache (`--http-cache DIR`): responses are stored there and fresh ones are
     /// served from it without a request. nil: no HTTP cache.
     public var httpCacheDirectory: String?
+    /// `--transport curl|urlsession`; nil: curl where libcurl loads, else URLSession.
+    public var transport: TransportName?
+    /// `--insecure`: accept any certificate (`.allowInvalidSSLCertificates` on every request). Dangerous.
+    public var insecure = false
+    /// `--cacert FILE`: certificate authorities to trust instead of the system store (curl transport).
+    public var caFile: String?
+    /// `--proxy URL`: every request through this proxy (curl transport; default: the environment).
+    public var proxy: URL?
 
     public init() {}
 }

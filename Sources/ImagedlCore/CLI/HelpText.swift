@@ -10,6 +10,7 @@ enum HelpText {
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--header 'K: V']...
                        [--user U --password P] [--http-cache DIR]
+                       [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl decode FILE... [--json] [--rgba OUT]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
         imagedl --help | --version
@@ -36,7 +37,8 @@ enum HelpText {
         --output DIR        Write each downloaded file into DIR (created if needed), named after the URL.
         --png               With --output: write the decoded image as PNG instead of the original bytes.
         --thumbnail WxH     Decode to fit inside W x H pixels, aspect ratio kept (never enlarged).
-        --json              Print one JSON object per URL (or per file with decode) and nothing else.
+        --json              Print one JSON object per URL (or per file with decode) and nothing else;
+                            "network" holds the transport's metrics (HTTP version, address, reuse, ...).
         --preview           Draw each image in the terminal with 24-bit colour half-blocks.
         --timeout S         Give up on a download after S seconds (default 15).
         --header 'K: V'     Send this request header; repeat for several.
@@ -45,6 +47,15 @@ enum HelpText {
         --http-cache DIR    Keep an HTTP cache in DIR (created if needed): responses are stored there,
                             fresh ones are used without a request, stale ones are revalidated (304).
                             The summary's cache column says "hit" for each image taken from it.
+        --transport T       curl (libcurl driven by the package: HTTP/2, TLS control, proxies, metrics;
+                            the default where libcurl.so.4 loads) or urlsession (Foundation's URLSession).
+        --insecure          Accept any server certificate (self-signed, expired, wrong name). Dangerous:
+                            anyone on the path can read and change the images. curl transport only; with
+                            urlsession on Linux every https download fails instead.
+        --cacert FILE       Trust the certificate authorities in this PEM file instead of the system's
+                            (curl transport).
+        --proxy URL         Send every request through this proxy (http://host:port, socks5h://...;
+                            curl transport). Without it http_proxy/https_proxy/no_proxy are used.
         --demo              Run the offline demo described above.
         -h, --help          Show this manual.
         --version           Show the version and the codec libraries in use.

@@ -99,6 +99,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         configuration.username = options.user
         configuration.password = options.password
         configuration.callbackQueue = queue
+        TransportOptions.apply(options, to: &configuration)
         // Only the folder the user named: without --http-cache nothing is read from or written to disk.
         configuration.httpCache = options.httpCacheDirectory.map {
             HTTPImageCache(directory: URL(fileURLWithPath: $0, isDirectory: true))
@@ -121,6 +122,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         var set: ImageDownloaderOptions = []
         if options.progressive { set.insert(.progressiveLoad) }
         if options.httpCacheDirectory != nil { set.insert(.useURLCache) }
+        if options.insecure { set.insert(.allowInvalidSSLCertificates) }
         return set
     }
 
@@ -199,6 +201,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             record.bytes = loaded.data?.count
             record.image = options.preview ? image : nil
             record.cacheHit = Self.isCacheHit(loaded)
+            record.network = loaded.metrics.map(NetworkSummary.init)
             if let failure = save(record: record, image: image, data: loaded.data) {
                 record.state = .failed
                 record.error = failure

@@ -28,6 +28,8 @@ struct DownloadRecord: Sendable {
     var bytes: Int?
     /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
     var cacheHit = false
+    /// What the transport measured (`--json`'s "network"; nil for a failure or a memory-cache hit).
+    var network: NetworkSummary?
     var error: String?
     /// Where `--output` wrote the result.
     var savedTo: String?
@@ -63,6 +65,7 @@ struct DownloadRecord: Sendable {
             ("bytes", optional(bytes)),
             ("seconds", .double(elapsed(now: finishedAt ?? 0))),
             ("cache_hit", .bool(cacheHit)),
+            ("network", network?.json ?? .null),
             ("file", savedTo.map(JSONValue.string) ?? .null),
             ("error", error.map(JSONValue.string) ?? .null),
         ])
