@@ -37,9 +37,10 @@ final class CurlTransport: DownloadTransport {
     private let unavailableReason: String?
     private let invalidated = Mutex(false)
 
-    init(settings: CurlTransportSettings) {
+    /// `library` is the process's libcurl; tests pass a failure to check the unavailable path.
+    init(settings: CurlTransportSettings, library: Result<CurlLibraryInfo, CurlLibraryUnavailable> = CurlAvailability.library) {
         self.settings = settings
-        switch CurlAvailability.library {
+        switch library {
         case .success:
             driver = CurlMultiDriver(settings: settings)
             unavailableReason = driver == nil ? "libcurl could not create a multi handle" : nil
