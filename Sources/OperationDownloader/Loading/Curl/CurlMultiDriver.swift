@@ -27,6 +27,8 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     }
 
     let settings: CurlTransportSettings
+    /// The loaded libcurl's version and features.
+    let library: CurlLibraryInfo
     private let multi: OpaquePointer
     private let inbox = Mutex(Inbox())
 
@@ -43,10 +45,11 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     private var spareCommands: [Command] = []
 
     /// nil when libcurl cannot make a multi handle.
-    init?(settings: CurlTransportSettings) {
+    init?(settings: CurlTransportSettings, library: CurlLibraryInfo) {
         guard let multi = ccurl_multi_init() else { return nil }
         self.multi = multi
         self.settings = settings
+        self.library = library
         pool = CurlEasyPool(capacity: max(8, settings.maximumConnectionsPerHost * 2))
         // Per-host connections capped (libcurl queues transfers beyond it); HTTP/2 multiplexed onto one
         // connection per host; the idle-connection cache sized for a few hosts' worth of connections.

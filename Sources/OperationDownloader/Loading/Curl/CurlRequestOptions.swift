@@ -42,7 +42,6 @@ enum CurlRequestOptions {
         easy.set(CCURLOPT_BUFFERSIZE, settings.receiveBufferSize)
         easy.set(CCURLOPT_TCP_KEEPALIVE, 1)
         easy.set(CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        easy.set(CCURLOPT_PATH_AS_IS, 1)  // send the path Foundation built, unchanged
 
         // Timeouts: the operation enforces the idle timeout and maximumDownloadDuration precisely; these are
         // libcurl's backstops (a connect that takes longer than the idle timeout is idle time too).

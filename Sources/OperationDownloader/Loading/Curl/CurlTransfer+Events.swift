@@ -64,6 +64,11 @@ extension CurlTransfer {
                                           url: urlRequest.url), metrics: TransferMetrics(), driver: driver)
             return
         }
+        if scheme == "https" && !driver.library.supportsTLS {
+            end(CurlErrorMapping.urlError(.unsupportedURL, "this libcurl (\(driver.library.summary)) has no TLS",
+                                          url: url), metrics: TransferMetrics(), driver: driver)
+            return
+        }
         guard let easy = driver.takeHandle() else {
             end(CurlErrorMapping.urlError(.unknown, "libcurl could not allocate a handle", url: url),
                 metrics: TransferMetrics(), driver: driver)

@@ -41,8 +41,8 @@ final class CurlTransport: DownloadTransport {
     init(settings: CurlTransportSettings, library: Result<CurlLibraryInfo, CurlLibraryUnavailable> = CurlAvailability.library) {
         self.settings = settings
         switch library {
-        case .success:
-            driver = CurlMultiDriver(settings: settings)
+        case .success(let info):
+            driver = CurlMultiDriver(settings: settings, library: info)
             unavailableReason = driver == nil ? "libcurl could not create a multi handle" : nil
         case .failure(let failure):
             driver = nil
