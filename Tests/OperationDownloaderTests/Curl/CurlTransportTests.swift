@@ -145,6 +145,16 @@ struct CurlTransportTests {
         #expect(last?.query["rewritten"] == "1" && last?.headers["x-rewritten"] == "yes")
     }
 
+    /// A client that follows every redirect (the operation stops at 20) still ends: the transport's backstop.
+    @Test func endlessRedirectsHitTheBackstop() async throws {
+        let harness = CurlHarness()
+        defer { harness.invalidate() }
+        let tag = newTag()
+        let client = await harness.run(server.url("/loop?tag=\(tag)"), client: RecordingTransferClient(keepsBody: false))
+        #expect(client.urlError?.code == .httpTooManyRedirects)
+        #expect(server.requests(tag: tag).count == 65)
+    }
+
     @Test func seeOtherTurnsAPostIntoAGet() {
         var post = URLRequest(url: URL(string: "http://a/x")!)
         post.httpMethod = "POST"

@@ -11,6 +11,10 @@ import FoundationNetworking
 private let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 /// Bytes of a followed redirect's body read (and dropped) to keep the connection; beyond, it is closed.
 private let redirectBodyLimit = 1 << 20
+/// Backstops against a client that always follows or always answers: its own policy (the operation: 20
+/// redirects, one credential) applies long before these.
+private let maximumRedirects = 64
+private let maximumCredentialRetries = 8
 
 extension CurlTransfer {
     // MARK: - Driver commands
@@ -129,6 +133,12 @@ extension CurlTransfer {
         }
         if let next = exchange.redirect {
             // The client chose to follow at the head; the 3xx body (dropped) does not matter.
+            redirectsFollowed += 1
+            guard redirectsFollowed <= maximumRedirects else {
+                end(CurlErrorMapping.urlError(.httpTooManyRedirects, "more than \(maximumRedirects) redirects",
+                                              url: exchange.url), metrics: metrics, driver: driver)
+                return
+            }
             send(next, driver: driver)
             return
         }
@@ -147,7 +157,8 @@ extension CurlTransfer {
 
     /// Asks the client for a credential: the request to retry with it, or nil (the 401/407 is final).
     private func answer(_ challenge: TransferChallenge, of exchange: CurlExchange) -> URLRequest? {
-        guard let client = liveClient,
+        guard serverAuthenticationFailures + proxyAuthenticationFailures < maximumCredentialRetries,
+              let client = liveClient,
               let credential = client.transfer(self, didReceive: challenge),
               let user = credential.user, let password = credential.password, isRunning else { return nil }
         if challenge.isProxy {

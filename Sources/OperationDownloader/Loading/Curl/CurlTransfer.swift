@@ -42,6 +42,8 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
     /// Credentials refused so far (TransferChallenge.previousFailureCount), for the server and the proxy.
     var serverAuthenticationFailures = 0
     var proxyAuthenticationFailures = 0
+    /// Redirects followed so far (a backstop caps them; the client's policy decides first).
+    var redirectsFollowed = 0
     /// The proxy credential a 407 was answered with, used by every later request of the transfer.
     var proxyCredential: (user: String, password: String)?
 
