@@ -94,6 +94,12 @@ enum TransportRun {
     /// The client cannot run here (exit 4: e.g. the downloader on curl before it is wired); not a failure.
     case unavailable(String)
 
+    /// A child killed by a signal (exit status 128 + n).
+    struct Crash: Error, CustomStringConvertible {
+        let status: Int32
+        var description: String { "exit \(status): signal \(status - 128)" }
+    }
+
     /// Runs `command` (made by `TransportEndpoint.command` for `client`). curl's figures are its whole
     /// process (wait4 rusage); a Swift client times its downloads itself, without start-up.
     static func run(_ command: [String], client: TransportClient) throws -> TransportRun {
@@ -110,6 +116,7 @@ enum TransportRun {
         let line = outcome.output.split(separator: "\n").last.map(String.init) ?? ""
         let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8))
         if outcome.status == 4, let reason = report?.unavailable { return .unavailable(reason) }
+        if outcome.status > 128 { throw Crash(status: outcome.status) }
         guard outcome.status == 0, let report, let seconds = report.seconds, let cpu = report.cpu_seconds else {
             throw BenchmarkError.failed("\(client.rawValue): exit \(outcome.status): \(line)")
         }

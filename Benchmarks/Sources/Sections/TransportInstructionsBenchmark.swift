@@ -63,6 +63,10 @@ struct TransportInstructionsBenchmark {
             if outcome.status == 4, outcome.output.contains("\"unavailable\"") {
                 return .failure(Unavailable(text: outcome.output.split(separator: "\n").last.map(String.init) ?? "unavailable"))
             }
+            if outcome.status > 128, client.needsSystemTrust {
+                // corelibs URLSession's occasional HTTP/2 crash (see TransportBenchmark): not measured.
+                return .failure(Unavailable(text: "crashed: exit \(outcome.status)"))
+            }
             guard outcome.status == 0 else {
                 throw BenchmarkError.tool("callgrind \(client.rawValue)\(endpoint.keySuffix) exited with \(outcome.status): \(outcome.output.suffix(300))")
             }
