@@ -1,6 +1,7 @@
 import Foundation
 
-/// Windows icons (and cursors): the directory's largest entry, then the deepest, is decoded. PNG entries go
+/// Windows icons and cursors (`.cur`, ICONDIR type 2, reported as `.ico`): the directory's largest entry,
+/// then the deepest, is decoded. PNG entries go
 /// through the PNG coder registered in `ImageCodersManager.shared`; DIB entries (no file header, height
 /// doubled for the AND mask) through the BMP code, with the AND mask as alpha when the DIB has none.
 public struct ICOCoder: ImageCoder {
@@ -64,6 +65,8 @@ struct ICODirectory {
         }
         guard count > 0 else { throw ImageDecodingError.corrupt("ICO directory has no entries") }
         var entries: [Entry] = []
+        // In a cursor the planes and bit-count fields hold the hotspot, so depth is unknown there.
+        let isCursor = type == 2
         data.withUnsafeBytes { raw in
             let b = ByteReader(bytes: raw)
             for i in 0..<count {
@@ -71,7 +74,7 @@ struct ICODirectory {
                 guard let w = b.u8(o), let h = b.u8(o + 1), let bits = b.u16(o + 6),
                       let size = b.u32(o + 8), let offset = b.u32(o + 12) else { break }
                 entries.append(Entry(width: w == 0 ? 256 : w, height: h == 0 ? 256 : h,
-                                     bitCount: bits, size: Int(size), offset: Int(offset)))
+                                     bitCount: isCursor ? 0 : bits, size: Int(size), offset: Int(offset)))
             }
         }
         guard !entries.isEmpty else { throw ImageDecodingError.truncated }
