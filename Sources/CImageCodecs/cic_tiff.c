@@ -24,7 +24,7 @@ typedef int (*TIFFErrorHandlerExtR)(TIFF *, void *user_data, const char *module,
 enum {
     TAG_IMAGEWIDTH = 256, TAG_IMAGELENGTH = 257, TAG_BITSPERSAMPLE = 258, TAG_PHOTOMETRIC = 262,
     TAG_ORIENTATION = 274, TAG_SAMPLESPERPIXEL = 277, TAG_ROWSPERSTRIP = 278, TAG_PLANARCONFIG = 284,
-    TAG_TILEWIDTH = 322, TAG_TILELENGTH = 323, TAG_EXTRASAMPLES = 338, TAG_SAMPLEFORMAT = 339,
+    TAG_ICCPROFILE = 34675, TAG_TILEWIDTH = 322, TAG_TILELENGTH = 323, TAG_EXTRASAMPLES = 338, TAG_SAMPLEFORMAT = 339,
     ORIENTATION_TOPLEFT = 1, PHOTOMETRIC_MINISWHITE = 0, PHOTOMETRIC_MINISBLACK = 1, PHOTOMETRIC_RGB = 2,
     PLANARCONFIG_SEPARATE = 2, SAMPLEFORMAT_UINT = 1,
     EXTRASAMPLE_UNSPECIFIED = 0, EXTRASAMPLE_ASSOCALPHA = 1, EXTRASAMPLE_UNASSALPHA = 2,
@@ -397,6 +397,15 @@ int cic_tiff_read_rgba(cic_tiff_file *f, uint32_t *raster, uint32_t width, uint3
         return 1;
     }
     return 0;
+}
+
+const void *cic_tiff_icc(cic_tiff_file *f, size_t *length) {
+    uint32_t count = 0;
+    void *data = NULL;
+    *length = 0;
+    if (!f->api->get_field(f->tif, TAG_ICCPROFILE, &count, &data) || !data || count == 0) return NULL;
+    *length = count;
+    return data;
 }
 
 void cic_tiff_close(cic_tiff_file *f) {

@@ -17,14 +17,18 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     public var decodeFirstFrameOnly: Bool
     /// Reject images whose header declares more pixels than this (width × height, canvas for animations).
     public var maximumPixelCount: Int
+    /// Convert embedded colour spaces to sRGB (the default), or keep the decoded pixels and the profile.
+    public var colorManagement: ImageColorManagement
 
     public init(
         scaleFactor: Double = 1,
         thumbnailPixelSize: CGSize? = nil,
         scaleDownLimitBytes: Int? = nil,
         decodeFirstFrameOnly: Bool = false,
-        maximumPixelCount: Int = ImageDecodingOptions.defaultMaximumPixelCount
+        maximumPixelCount: Int = ImageDecodingOptions.defaultMaximumPixelCount,
+        colorManagement: ImageColorManagement = .convertToSRGB
     ) {
+        self.colorManagement = colorManagement
         self.scaleFactor = scaleFactor
         self.thumbnailPixelSize = thumbnailPixelSize
         self.scaleDownLimitBytes = scaleDownLimitBytes

@@ -39,10 +39,7 @@ public enum ImageScaler {
         let filter = AreaFilter(srcWidth: image.width, srcHeight: image.height, dstWidth: width, dstHeight: height)
         let frames = image.frames.map { ImageFrame(pixels: filter.run(on: $0.pixels), duration: $0.duration) }
         let first = frames.first?.pixels ?? filter.run(on: image.pixels)
-        return DecodedImage(
-            width: width, height: height, pixels: first, format: image.format, scale: image.scale,
-            orientation: image.orientation, frames: frames, loopCount: image.loopCount,
-            isIncomplete: image.isIncomplete)
+        return image.replacingPixels(width: width, height: height, pixels: first, frames: frames)
     }
 }
 

@@ -83,7 +83,16 @@ public struct HEIFCoder: ImageCoder {
             var pixels = [UInt8](repeating: 0, count: w * h * 4)
             let copied = pixels.withUnsafeMutableBufferPointer { cic_heif_copy_rgba(file, $0.baseAddress, $0.count) }
             guard copied == 0 else { throw ImageDecodingError.corrupt("libheif returned an unexpected pixel layout") }
-            return DecodedImage(width: w, height: h, pixels: pixels, format: format == .undefined ? .heif : format)
+            var image = DecodedImage(width: w, height: h, pixels: pixels, format: format == .undefined ? .heif : format)
+            let iccSize = cic_heif_icc_size(file)
+            if iccSize > 0, iccSize <= 16 << 20 {
+                var icc = [UInt8](repeating: 0, count: iccSize)
+                if icc.withUnsafeMutableBufferPointer({ cic_heif_copy_icc(file, $0.baseAddress, $0.count) }) == 0 {
+                    image.iccProfile = Data(icc)
+                    image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+                }
+            }
+            return image
         }
     }
 

@@ -31,8 +31,11 @@ public struct ICOCoder: ImageCoder {
         let coder = ImageCodersManager.shared.coders.reversed().first { !($0 is ICOCoder) && $0.canDecode(payload) }
         guard let coder else { throw ImageDecodingError.unsupportedFormat }
         let image = try coder.decode(payload, options: options)
-        return DecodedImage(width: image.width, height: image.height, pixels: image.pixels, format: .ico,
-                            orientation: image.orientation, isIncomplete: image.isIncomplete)
+        var icon = DecodedImage(width: image.width, height: image.height, pixels: image.pixels, format: .ico,
+                                orientation: image.orientation, isIncomplete: image.isIncomplete,
+                                iccProfile: image.iccProfile, colorState: image.colorState)
+        icon.colorSource = image.colorSource
+        return icon
     }
 
     private func decodeDIB(_ payload: Data, options: ImageDecodingOptions) throws -> DecodedImage {

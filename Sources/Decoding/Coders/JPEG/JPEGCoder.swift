@@ -28,6 +28,7 @@ public struct JPEGCoder: ProgressiveImageCoder {
             // A final input never suspends: no header means the data ended inside it.
             guard let header = try jpeg.readHeader() else { throw ImageDecodingError.truncated }
             try options.checkDimensions(width: header.width, height: header.height)
+            jpeg.configureColor(header, options: options)
             let size = try jpeg.configure(scaleDenominator: JPEGDecompressor.scaleDenominator(
                 width: header.width, height: header.height, options: options))
             try jpeg.start()
@@ -42,9 +43,9 @@ public struct JPEGCoder: ProgressiveImageCoder {
                 }
                 initialized = count
             }
-            let image = DecodedImage(
+            let image = jpeg.color.tag(DecodedImage(
                 width: size.width, height: size.height, pixels: pixels, format: .jpeg,
-                orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0)
+                orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0))
             return JPEGDecompressor.exactTarget(image, header: header, options: options)
         }
     }

@@ -5,7 +5,8 @@ import Foundation
 /// decoding), and PNG encoding through libpng's writer.
 ///
 /// Output is RGBA8: palette, gray, low bit depths and tRNS are expanded, 16-bit samples keep their high
-/// byte, gAMA/iCCP/sRGB are ignored (no colour management). An eXIf chunk's orientation is reported.
+/// byte. iCCP, sRGB, gAMA and cHRM are read and reported (`iccProfile`, `colorState`); `ImageCodersManager`
+/// converts to sRGB from them. An eXIf chunk's orientation is reported.
 /// CRC errors in critical chunks fail the decode; damaged ancillary chunks are ignored.
 public struct PNGCoder: ProgressiveImageCoder {
     public init() {}

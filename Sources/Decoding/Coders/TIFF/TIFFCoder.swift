@@ -62,10 +62,13 @@ public struct TIFFCoder: ImageCoder {
             }
             guard result >= 0 else { throw Self.readError(stringFromCBuffer(message), firstDirectoryMissing: false) }
             let pixels = raster.withUnsafeBytes { [UInt8]($0) }
+            var iccLength = 0
+            let icc = cic_tiff_icc(file, &iccLength).map { Data(bytes: $0, count: iccLength) }
             return DecodedImage(
                 width: w, height: h, pixels: pixels, format: .tiff,
                 orientation: ImageOrientation(rawValue: Int(orientationTag)) ?? .up,
-                isIncomplete: result == 1)
+                isIncomplete: result == 1, iccProfile: icc,
+                colorState: icc == nil ? .sRGB : .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)"))
         }
     }
 
