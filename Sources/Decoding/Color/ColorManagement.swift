@@ -88,10 +88,11 @@ public enum ColorManagement {
     private static let cache = TransformCache()
 
     static func transform(for key: TransformKey) -> Resolution {
-        cache.resolution(for: key) { resolve(key) }
+        cache.resolution(for: key) { resolve(key, soname: soname) }
     }
 
-    private static func resolve(_ key: TransformKey) -> Resolution {
+    /// Builds the transform for `key` with lcms2 loaded from `soname` (tests name a missing one), uncached.
+    static func resolve(_ key: TransformKey, soname: String) -> Resolution {
         let lib: LibLCMS
         switch LibLCMS.load(soname) {
         case .success(let loaded): lib = loaded
@@ -104,7 +105,8 @@ public enum ColorManagement {
             defer { cic_lcms_close_profile(lib.api, profile) }
             var name = [CChar](repeating: 0, count: 128)
             cic_lcms_description(lib.api, profile, &name, name.count)
-            let description = "ICC profile '\(stringFromCBuffer(name))'"
+            let embeddedName = stringFromCBuffer(name)
+            let description = embeddedName.isEmpty ? "ICC profile (\(bytes.count) bytes)" : "ICC profile '\(embeddedName)'"
             let input: cic_lcms_input
             switch (cic_lcms_profile_space(lib.api, profile), cmyk) {
             case (CIC_LCMS_RGB, nil): input = CIC_LCMS_IN_RGBA

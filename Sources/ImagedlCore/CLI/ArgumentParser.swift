@@ -134,7 +134,7 @@ public enum ArgumentParser {
 
     private static func parseDecode(_ arguments: [String]) throws(UsageError) -> Command {
         var options = DecodeOptions()
-        var reader = Reader(arguments, valueOptions: ["--rgba"], flags: ["--json", "--help", "-h"])
+        var reader = Reader(arguments, valueOptions: ["--rgba"], flags: ["--json", "--keep-color-profile", "--help", "-h"])
         while let token = try reader.next() {
             switch token {
             case .operand(let path):
@@ -142,6 +142,7 @@ public enum ArgumentParser {
             case .flag(let name):
                 switch name {
                 case "--json": options.json = true
+                case "--keep-color-profile": options.keepColorProfile = true
                 default: return .help
                 }
             case .option(_, let value):

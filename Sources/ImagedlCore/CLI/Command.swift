@@ -56,6 +56,8 @@ public struct DecodeOptions: Equatable, Sendable {
     public var json = false
     /// Where to write raw RGBA8: a file for one input, a folder for several.
     public var rgbaOutput: String?
+    /// Keep the pixels in the file's own colour space (`--keep-color-profile`); by default they are sRGB.
+    public var keepColorProfile = false
 
     public init() {}
 }

@@ -10,7 +10,7 @@ enum HelpText {
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--header 'K: V']...
                        [--user U --password P] [--http-cache DIR]
-        imagedl decode FILE... [--json] [--rgba OUT]
+        imagedl decode FILE... [--json] [--rgba OUT] [--keep-color-profile]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
         imagedl --help | --version
 
@@ -54,6 +54,8 @@ enum HelpText {
                             orientation, error (null where they do not apply).
         --rgba OUT          Write the decoded first frame as raw RGBA8 (width*4 bytes per row, top row
                             first, straight alpha). OUT is a file for one input, a folder for several.
+                            Pixels are sRGB: embedded ICC profiles (and PNG gAMA/cHRM) are applied.
+        --keep-color-profile  Dump the pixels in the file's own colour space instead (no conversion).
 
         Options may appear before or after URLs and files; '--' ends the options. '--name=value' works too.
 
