@@ -171,6 +171,9 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         configuration.username = options.user
         configuration.password = options.password
         configuration.callbackQueue = queue
+        // Streaming keeps no decoded images: the memory cache charges only pixel bytes, so a million small
+        // images would hold hundreds of MB of entries it never purges (Docs/Benchmarks.md, imagedl --input).
+        if options.inputFile != nil { configuration.imageCache = nil }
         // Only the folder the user named: without --http-cache nothing is read from or written to disk.
         configuration.httpCache = options.httpCacheDirectory.map {
             HTTPImageCache(directory: URL(fileURLWithPath: $0, isDirectory: true))

@@ -4,10 +4,13 @@ import Foundation
 public final class ImagePrefetchToken: @unchecked Sendable {  // immutable after init (`weak` loads are atomic)
     private weak var prefetcher: ImagePrefetcher?
     let id: UInt64
+    /// The URLs of this prefetch, as given.
+    public let urls: [URL]
 
-    init(prefetcher: ImagePrefetcher, id: UInt64) {
+    init(prefetcher: ImagePrefetcher, id: UInt64, urls: [URL]) {
         self.prefetcher = prefetcher
         self.id = id
+        self.urls = urls
     }
 
     /// Stops this prefetch: URLs not started yet are never requested, downloads in flight are cancelled (other

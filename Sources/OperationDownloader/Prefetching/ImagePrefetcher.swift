@@ -67,7 +67,7 @@ public final class ImagePrefetcher: @unchecked Sendable {  // `lock` guards `sch
             return id
         }
         pump()
-        return ImagePrefetchToken(prefetcher: self, id: id)
+        return ImagePrefetchToken(prefetcher: self, id: id, urls: urls)
     }
 
     /// Cancels every prefetch of this prefetcher (each `completed` handler still runs once).
