@@ -72,8 +72,18 @@ public final class ImagePrefetcher: @unchecked Sendable {  // `lock` guards `sch
 
     /// Cancels every prefetch of this prefetcher (each `completed` handler still runs once).
     public func cancelPrefetching() {
-        let ids = lock.withLock { scheduler.activeRunIDs }
-        for id in ids { cancel(id) }
+        // Every run is closed in one critical section: a slot freed by the first cancelled download must not
+        // start a URL of a run that is about to be cancelled.
+        let tokens: [ImageDownloadToken] = lock.withLock {
+            var tokens: [ImageDownloadToken] = []
+            for id in scheduler.activeRunIDs {
+                let (cancelled, events) = scheduler.cancel(id)
+                tokens += cancelled
+                deliver(events)
+            }
+            return tokens
+        }
+        for token in tokens { token.cancel() }
     }
 
     /// URLs of this prefetcher in flight now.
