@@ -341,6 +341,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         feeder?.stop()
         // Each cancelled pane's completion reports `.cancelled`; downloads already finished have no pane.
         for pane in panes.values { pane.cancelImageDownload() }
+        if inFlight == 0 { endRun() }  // nothing to wait for (say, --input waiting on a silent pipe)
         // Cancelled downloads report back on this queue; do not wait for stragglers for long.
         queue.asyncAfter(deadline: .now() + 2) { [weak self] in self?.endRun() }
     }
