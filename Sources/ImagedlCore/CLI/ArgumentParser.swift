@@ -20,7 +20,7 @@ public enum ArgumentParser {
 
     private static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--header", "--user", "--password",
-        "--http-cache",
+        "--http-cache", "--retry", "--input",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
@@ -73,6 +73,14 @@ public enum ArgumentParser {
                 case "--http-cache":
                     guard !value.isEmpty else { throw UsageError("--http-cache needs a folder") }
                     options.httpCacheDirectory = value
+                case "--retry":
+                    guard let n = Int(value), (0...100).contains(n) else {
+                        throw UsageError("--retry needs a whole number of retries from 0 to 100, not '\(value)'")
+                    }
+                    options.retry = n
+                case "--input":
+                    guard !value.isEmpty else { throw UsageError("--input needs a file of URLs, or - for stdin") }
+                    options.inputFile = value
                 default:
                     throw UsageError("unknown option '\(name)'")
                 }
@@ -86,9 +94,12 @@ public enum ArgumentParser {
         }
         if demo {
             guard operands.isEmpty else { throw UsageError("--demo takes no URLs (it serves its own samples)") }
+            guard options.inputFile == nil else { throw UsageError("--demo takes no --input (it serves its own samples)") }
             return .demo(options)
         }
-        guard !operands.isEmpty else { throw UsageError("no URLs given (try 'imagedl --demo', or 'imagedl --help')") }
+        guard !operands.isEmpty || options.inputFile != nil else {
+            throw UsageError("no URLs given (try 'imagedl --demo', or 'imagedl --help')")
+        }
         options.urls = try operands.map { (text: String) throws(UsageError) -> URL in try parseURL(text) }
         return .download(options)
     }

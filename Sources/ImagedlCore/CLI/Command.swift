@@ -44,6 +44,12 @@ public struct DownloadOptions: Equatable, Sendable {
     /// Folder of the on-disk HTTP cache (`--http-cache DIR`): responses are stored there and fresh ones are
     /// served from it without a request. nil: no HTTP cache.
     public var httpCacheDirectory: String?
+    /// Attempts after the first for a failure worth retrying (`--retry N`, default 0): the configuration's
+    /// `retryPolicy` gets `maximumAttempts = N + 1` with the default backoff.
+    public var retry = 0
+    /// A file of URLs, one a line (`--input FILE`; "-" is stdin), read lazily as downloads finish, after any URLs
+    /// given as operands. Blank lines and lines starting with "#" are skipped.
+    public var inputFile: String?
 
     public init() {}
 }

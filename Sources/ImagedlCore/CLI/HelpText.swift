@@ -9,7 +9,8 @@ enum HelpText {
     SYNOPSIS
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--header 'K: V']...
-                       [--user U --password P] [--http-cache DIR]
+                       [--user U --password P] [--http-cache DIR] [--retry N] [--input FILE]
+        imagedl --input FILE [options]
         imagedl decode FILE... [--json] [--rgba OUT] [--keep-color-profile]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
         imagedl --help | --version
@@ -33,7 +34,9 @@ enum HelpText {
         --concurrency N     Download at most N URLs at once (1-64; default 6).
         --lifo              Start the most recently queued URL first (default: first in, first out).
         --progressive       Decode while bytes arrive; with --preview, partial images are redrawn.
-        --output DIR        Write each downloaded file into DIR (created if needed), named after the URL.
+        --output DIR        Write each downloaded file into DIR (created if needed), named after the URL's
+                            last path component with the image's own extension; an existing file is never
+                            replaced ("name-2.png", "name-3.png", ...). --json names the exact file.
         --png               With --output: write the decoded image as PNG instead of the original bytes.
         --thumbnail WxH     Decode to fit inside W x H pixels, aspect ratio kept (never enlarged).
         --json              Print one JSON object per URL (or per file with decode) and nothing else.
@@ -45,6 +48,14 @@ enum HelpText {
         --http-cache DIR    Keep an HTTP cache in DIR (created if needed): responses are stored there,
                             fresh ones are used without a request, stale ones are revalidated (304).
                             The summary's cache column says "hit" for each image taken from it.
+        --retry N           Try a download up to N more times after a failure worth retrying (refused,
+                            reset or lost connection, DNS failure, timeout, HTTP 408, 429, 500, 502, 503,
+                            504), waiting a random, doubling delay (and at least what Retry-After asks, up to
+                            30 s) in between. Default 0.
+        --input FILE        Read URLs from FILE, one a line ('-' reads stdin); blank lines and lines starting
+                            with '#' are skipped. Read as downloads finish, so millions of lines use little
+                            memory; each URL is reported when it ends (a line, or a --json object), then a
+                            total. A line that is not an http(s) URL is reported on stderr (exit status 1).
         --demo              Run the offline demo described above.
         -h, --help          Show this manual.
         --version           Show the version and the codec libraries in use.
@@ -71,6 +82,7 @@ enum HelpText {
         imagedl --concurrency 2 --output out --png https://example.com/a.gif https://example.com/b.jpg
         imagedl --json --timeout 5 https://example.com/a.png
         imagedl --http-cache ~/.cache/imagedl https://example.com/a.png
+        imagedl --input urls.txt --concurrency 16 --retry 2 --json --output images > results.jsonl
         imagedl decode --json photos/
         imagedl decode --rgba photo.rgba photo.jpg
 

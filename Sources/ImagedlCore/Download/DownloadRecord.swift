@@ -29,8 +29,11 @@ struct DownloadRecord: Sendable {
     /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
     var cacheHit = false
     var error: String?
-    /// Where `--output` wrote the result.
+    /// The exact file `--output` wrote: the folder as given, joined with the file's name.
     var savedTo: String?
+    /// Requests made for this URL (`metrics.attemptCount`; more than 1 only with `--retry`); 0 when it was served
+    /// from the memory or HTTP cache without a request, or failed before any request.
+    var attempts: Int?
     /// The newest partial image (progressive) or the final one, for `--preview`.
     var image: DecodedImage?
 
@@ -63,6 +66,7 @@ struct DownloadRecord: Sendable {
             ("bytes", optional(bytes)),
             ("seconds", .double(elapsed(now: finishedAt ?? 0))),
             ("cache_hit", .bool(cacheHit)),
+            ("attempts", optional(attempts)),
             ("file", savedTo.map(JSONValue.string) ?? .null),
             ("error", error.map(JSONValue.string) ?? .null),
         ])
