@@ -22,6 +22,8 @@ public struct JPEGCoder: ProgressiveImageCoder {
 
     /// Decodes every byte of `data`; the pixel limit is enforced right after the frame header.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+        // Shrink-on-load to 1/8 or less: decode only the DC coefficients when the file allows it.
+        if let thumbnail = JPEGDCThumbnailDecoder.decode(data, options: options) { return thumbnail }
         let jpeg = try JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
         return try data.withUnsafeBytes { bytes in
             jpeg.setBorrowedInput(bytes)
