@@ -45,7 +45,7 @@ final class ThumbnailCommand: Sendable {
             if let url = Self.url(record.input) {
                 urls.append((record.index, url))
             } else {
-                queue.push(Self.read(record))
+                queue.push(.file(index: record.index, path: record.input))
             }
         }
         let downloader: ImageDownloader?
@@ -84,9 +84,11 @@ final class ThumbnailCommand: Sendable {
 
     private func process(_ job: ThumbnailJobQueue.Job) {
         let record: ThumbnailRecord
-        switch job {
+        switch job.loaded {
         case .failure(let index, let message):
             record = results.update(index) { $0.error = message }
+        case .file:
+            return   // `loaded` reads files
         case .data(let index, let data):
             let start = DispatchTime.now().uptimeNanoseconds
             let outcome = Result { try pipeline.run(data) }
@@ -146,18 +148,6 @@ final class ThumbnailCommand: Sendable {
         return try? ArgumentParser.parseURL(input)
     }
 
-    private static func read(_ record: ThumbnailRecord) -> ThumbnailJobQueue.Job {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: record.input, isDirectory: &isDirectory) else {
-            return .failure(index: record.index, "no such file")
-        }
-        guard !isDirectory.boolValue else { return .failure(index: record.index, "is a folder") }
-        guard let data = FileManager.default.contents(atPath: record.input) else {
-            return .failure(index: record.index, "cannot read file")
-        }
-        return .data(index: record.index, data)
-    }
-
     static func describe(_ error: any Error) -> String {
         switch error {
         case let error as ImageDecodingError where error == .unsupportedFormat:
@@ -173,6 +163,20 @@ final class ThumbnailCommand: Sendable {
             return String(describing: error)
         default: return String(describing: error)
         }
+    }
+}
+
+extension ThumbnailJobQueue.Job {
+    /// A file job turned into its bytes (or why it could not be read); other jobs as they are.
+    var loaded: ThumbnailJobQueue.Job {
+        guard case .file(let index, let path) = self else { return self }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return .failure(index: index, "no such file")
+        }
+        guard !isDirectory.boolValue else { return .failure(index: index, "is a folder") }
+        guard let data = FileManager.default.contents(atPath: path) else { return .failure(index: index, "cannot read file") }
+        return .data(index: index, data)
     }
 }
 

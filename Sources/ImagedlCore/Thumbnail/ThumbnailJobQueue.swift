@@ -4,6 +4,8 @@ import Foundation
 /// URL becomes ready when its download ends. `next()` blocks until a job arrives or no more can come.
 final class ThumbnailJobQueue: @unchecked Sendable {  // `condition` guards every stored property
     enum Job {
+        /// A file to read (by the worker, so only the images in flight are in memory).
+        case file(index: Int, path: String)
         /// The input's bytes.
         case data(index: Int, Data)
         /// The input could not be read or downloaded.

@@ -1,60 +1,87 @@
-/// Decodes only the DC coefficient of every block of a baseline (sequential Huffman) scan, skipping the AC
-/// coefficients without evaluating them. The DC of a block is its mean, which is exactly what libjpeg's
-/// 1/8 scaled IDCT outputs, so for a ≤ 1/8 thumbnail the rest of each block need not be decoded at all.
+/// Decodes a baseline (sequential Huffman) scan at 1/8 scale the way libjpeg's `scale_denom = 8` does, but
+/// without evaluating what that scale throws away.
 ///
-/// Every bit of the scan still has to be read (Huffman codes have no other boundaries); what this saves
-/// over libjpeg is the per-coefficient work: each AC code is one table lookup that yields "bits to skip"
-/// and "coefficients to advance" together, on a 64-bit bit buffer refilled without branches (8-byte loads
-/// from unstuffed, zero-padded data). The critical path per code is one lookup and one shift.
+/// libjpeg at 1/8 needs one sample per 8×8 block (the DC coefficient: the block's mean, its 1×1 IDCT) and,
+/// for 4:2:0 chroma, 2×2 samples per block (its reduced 2×2 IDCT on a few AC coefficients). Every bit of the
+/// scan must still be read — Huffman codes have no other boundaries — but for DC-only blocks each AC code is
+/// one table lookup that yields "bits to skip" and "coefficients to advance" together (two codes at a time
+/// when they fit), on a 64-bit bit buffer refilled without branches from unstuffed, zero-padded data. The
+/// lookup reads the buffer before the refill, so the loop's critical path is lookup → shift.
 /// Corrupt or short data returns nil: the caller then decodes with libjpeg, which owns error semantics.
 struct JPEGDCScanner {
     let header: JPEGStreamHeader
+    /// Per scan component: 1 (DC only) or 2 (2×2 reduced IDCT), libjpeg's DCT scaled size at 1/8.
+    let scaledSizes: [Int]
 
-    /// DC values (quantised, prediction undone) per component, row-major over each component's blocks,
-    /// and the block grid size per component.
+    /// Decoded samples per component, row-major, `widths[c]` × `heights[c]` (MCU-padded, before cropping).
     struct Planes {
-        var values: [[Int32]]
-        var blocksWide: [Int]
-        var blocksHigh: [Int]
+        var samples: [[UInt8]]
+        var widths: [Int]
+        var heights: [Int]
     }
 
     func decode(_ segments: JPEGEntropySegments) -> Planes? {
         let comps = header.scanComponents.map { header.components[$0] }
-        guard !comps.isEmpty, comps.count <= 3 else { return nil }
+        guard !comps.isEmpty, comps.count <= 3, scaledSizes.count == comps.count else { return nil }
         let interleaved = comps.count > 1
         let hMax = header.components.map(\.h).max() ?? 1, vMax = header.components.map(\.v).max() ?? 1
         let mcusWide = interleaved ? (header.width + 8 * hMax - 1) / (8 * hMax) : (header.width + 7) / 8
         let mcusHigh = interleaved ? (header.height + 8 * vMax - 1) / (8 * vMax) : (header.height + 7) / 8
-        let blocksWide = comps.map { interleaved ? mcusWide * $0.h : mcusWide }
-        let blocksHigh = comps.map { interleaved ? mcusHigh * $0.v : mcusHigh }
-        var dcTables: [JPEGHuffmanLookup] = [], acTables: [JPEGHuffmanLookup] = []
+        var dcTables: [JPEGHuffmanLookup] = [], acTables: [JPEGHuffmanLookup] = [], quants: [[Int32]] = []
         for component in comps {
-            guard let dc = header.dcTables[component.dcTable], let ac = header.acTables[component.acTable] else { return nil }
+            guard let dc = header.dcTables[component.dcTable], let ac = header.acTables[component.acTable],
+                  header.quant[component.quantTable].count == 64 else { return nil }
             dcTables.append(dc)
             acTables.append(ac)
+            quants.append(header.quant[component.quantTable])
         }
+        let hs = comps.map { interleaved ? $0.h : 1 }, vs = comps.map { interleaved ? $0.v : 1 }
+        let widths = comps.indices.map { mcusWide * hs[$0] * scaledSizes[$0] }
+        let heights = comps.indices.map { mcusHigh * vs[$0] * scaledSizes[$0] }
         let restart = header.restartInterval
-        let totalMCUs = mcusWide * mcusHigh
         if restart > 0 {
-            guard segments.starts.count >= (totalMCUs + restart - 1) / restart else { return nil }
+            guard segments.starts.count >= (mcusWide * mcusHigh + restart - 1) / restart else { return nil }
         }
-        // The blocks of one MCU in decoding order: component, and offset inside the component's MCU area.
-        var order: [(component: Int, dx: Int, dy: Int)] = []
-        for (c, component) in comps.enumerated() {
-            let h = interleaved ? component.h : 1, v = interleaved ? component.v : 1
-            for by in 0..<v { for bx in 0..<h { order.append((c, bx, by)) } }
+        // The blocks of one MCU in decoding order, flattened: component, sample offset of the block inside the
+        // MCU's area of that component's plane, and where that plane starts in `samples`.
+        var blockComponent: [Int] = [], blockOffset: [Int] = []
+        var planeStart = [Int](repeating: 0, count: comps.count)
+        for c in comps.indices {
+            if c > 0 { planeStart[c] = planeStart[c - 1] + widths[c - 1] * heights[c - 1] }
+            for by in 0..<vs[c] {
+                for bx in 0..<hs[c] {
+                    blockComponent.append(c)
+                    blockOffset.append(planeStart[c] + by * scaledSizes[c] * widths[c] + bx * scaledSizes[c])
+                }
+            }
         }
-        // Flat lookup tables (one 2^lookahead slice per component) so the loop indexes raw memory.
+        // Per component: where its MCU number (mx, my) starts in `samples` is mx·mcuStepX + my·mcuStepY.
+        let mcuStepX = comps.indices.map { hs[$0] * scaledSizes[$0] }
+        let mcuStepY = comps.indices.map { vs[$0] * scaledSizes[$0] * widths[$0] }
         let size = 1 << JPEGHuffmanLookup.lookaheadBits
-        let dcFlat = dcTables.flatMap(\.lookup), acFlat = acTables.flatMap(\.skip)
+        let dcFlat = dcTables.flatMap(\.lookup), acFlat = acTables.flatMap(\.skip), valueFlat = acTables.flatMap(\.lookup)
+        let quantFlat = quants.flatMap { $0 }
 
-        var planes = zip(blocksWide, blocksHigh).map { [Int32](repeating: 0, count: $0 * $1) }
+        var samples = [UInt8](repeating: 0, count: planeStart[comps.count - 1] + widths[comps.count - 1] * heights[comps.count - 1])
         var ok = true
         var predictors = [Int32](repeating: 0, count: comps.count)
+        var coefficients = [Int32](repeating: 0, count: 64)
+        // Everything the loop touches as raw memory: no reference counting or bounds checks per block.
         segments.bytes.withUnsafeBufferPointer { data in
         dcFlat.withUnsafeBufferPointer { dcLookup in
         acFlat.withUnsafeBufferPointer { acSkip in
-            guard let base = data.baseAddress, let dcBase = dcLookup.baseAddress, let acBase = acSkip.baseAddress else {
+        valueFlat.withUnsafeBufferPointer { acValues in
+        coefficients.withUnsafeMutableBufferPointer { coef in
+        quantFlat.withUnsafeBufferPointer { quantTables in
+        JPEGRangeLimit.table.withUnsafeBufferPointer { rangeTable in
+        samples.withUnsafeMutableBufferPointer { output in
+        predictors.withUnsafeMutableBufferPointer { predictor in
+        dcTables.withUnsafeBufferPointer { dcSlow in
+        acTables.withUnsafeBufferPointer { acSlow in
+            guard let base = data.baseAddress, let dcBase = dcLookup.baseAddress, let acBase = acSkip.baseAddress,
+                  let valueBase = acValues.baseAddress, let block = coef.baseAddress,
+                  let quant = quantTables.baseAddress, let range = rangeTable.baseAddress, let out = output.baseAddress,
+                  let dcTable = dcSlow.baseAddress, let acTable = acSlow.baseAddress else {
                 ok = false
                 return
             }
@@ -69,18 +96,38 @@ struct JPEGDCScanner {
                         guard segment < segments.starts.count else { ok = false; break mcuLoop }
                         bits = BitBuffer(base: base, start: segments.starts[segment])
                         segmentEnd = segments.ends[segment]
-                        for c in predictors.indices { predictors[c] = 0 }
+                        predictor.update(repeating: 0)
                     }
-                    for block in order {
-                        let c = block.component
-                        guard let diff = Self.decodeBlock(&bits, dc: dcBase + c * size, ac: acBase + c * size,
-                                                          dcTable: dcTables[c], acTable: acTables[c]) else {
+                    for b in blockComponent.indices {
+                        let c = blockComponent[b]
+                        guard let diff = Self.decodeDC(&bits, dc: dcBase + c * size, table: dcTable + c) else {
                             ok = false
                             break mcuLoop
                         }
-                        predictors[c] &+= diff
-                        let h = interleaved ? comps[c].h : 1, v = interleaved ? comps[c].v : 1
-                        planes[c][(my * v + block.dy) * blocksWide[c] + mx * h + block.dx] = predictors[c]
+                        predictor[c] &+= diff
+                        // libjpeg keeps coefficients as 16-bit JCOEF.
+                        let dc = Int32(Int16(truncatingIfNeeded: predictor[c]))
+                        let target = out + blockOffset[b] + mx * mcuStepX[c] + my * mcuStepY[c]
+                        if scaledSizes[c] == 1 {
+                            guard Self.skipAC(&bits, ac: acBase + c * size, table: acTable + c) else {
+                                ok = false
+                                break mcuLoop
+                            }
+                            // libjpeg's 1×1 IDCT: DESCALE(dc · q, 3), range-limited around 128.
+                            target[0] = range[Int((dc &* quant[c * 64] &+ 4) >> 3) & 1023]
+                        } else {
+                            block.update(repeating: 0, count: 64)
+                            block[0] = dc
+                            guard Self.decodeAC(&bits, ac: valueBase + c * size, table: acTable + c, into: block) else {
+                                ok = false
+                                break mcuLoop
+                            }
+                            let samples = JPEGReducedIDCT.twoByTwo(block, quant: quant + c * 64, range: range)
+                            target[0] = samples.0
+                            target[1] = samples.1
+                            target[widths[c]] = samples.2
+                            target[widths[c] + 1] = samples.3
+                        }
                     }
                     // Past the segment's data: truncated or corrupt (the padding keeps the reads in bounds).
                     if bits.bytePosition > segmentEnd { ok = false; break mcuLoop }
@@ -90,34 +137,45 @@ struct JPEGDCScanner {
         }
         }
         }
-        return ok ? Planes(values: planes, blocksWide: blocksWide, blocksHigh: blocksHigh) : nil
+        }
+        }
+        }
+        }
+        }
+        }
+        }
+        }
+        guard ok else { return nil }
+        let planes = comps.indices.map { Array(samples[planeStart[$0]..<(planeStart[$0] + widths[$0] * heights[$0])]) }
+        return Planes(samples: planes, widths: widths, heights: heights)
     }
 
-    /// One block: the DC difference, then the AC codes skipped. nil on a code no table entry matches.
+    /// The DC difference of one block (after a refill: ≥ 56 bits for the code ≤ 16 and magnitude ≤ 15).
     @inline(__always)
-    private static func decodeBlock(_ bits: inout BitBuffer, dc: UnsafePointer<UInt16>, ac: UnsafePointer<UInt32>,
-                                    dcTable: JPEGHuffmanLookup, acTable: JPEGHuffmanLookup) -> Int32? {
-        bits.refill()   // ≥ 56 valid bits: enough for a DC code (≤ 16) and its magnitude (≤ 15)
+    private static func decodeDC(_ bits: inout BitBuffer, dc: UnsafePointer<UInt16>, table: UnsafePointer<JPEGHuffmanLookup>) -> Int32? {
+        bits.refill()
         let entry = dc[bits.top]
         var size: Int
         if entry != 0 {
             bits.consume(Int(entry & 0xFF))
             size = Int(entry >> 8)
         } else {
-            guard let long = dcTable.decodeLong(bits.buffer) else { return nil }
+            guard let long = table.pointee.decodeLong(bits.buffer) else { return nil }
             bits.consume(long.length)
             size = long.symbol
         }
         guard size <= 15 else { return nil }
-        var diff: Int32 = 0
-        if size > 0 {
-            let value = Int32(truncatingIfNeeded: bits.buffer &>> UInt64(64 - size))
-            bits.consume(size)
-            diff = value < (1 << (size - 1)) ? value - (1 << size) + 1 : value
-        }
-        // At least 25 bits are buffered at each lookup (≥ 56 after a refill, ≤ 31 consumed since). The lookup
-        // reads the buffer before this iteration's refill, so the load of the refill runs beside it instead
-        // of in front of it: the loop's critical path is lookup → shift.
+        guard size > 0 else { return 0 }
+        let value = Int32(truncatingIfNeeded: bits.buffer &>> UInt64(64 - size))
+        bits.consume(size)
+        return value < (1 << (size - 1)) ? value - (1 << size) + 1 : value
+    }
+
+    /// Skips a block's AC codes. At least 25 bits are buffered at each lookup (≥ 56 after a refill, ≤ 31
+    /// consumed since); the lookup reads the buffer before this iteration's refill, so the refill's load runs
+    /// beside it instead of in front of it.
+    @inline(__always)
+    private static func skipAC(_ bits: inout BitBuffer, ac: UnsafePointer<UInt32>, table: UnsafePointer<JPEGHuffmanLookup>) -> Bool {
         var k = 1
         while k < 64 {
             let skip = ac[bits.top]
@@ -131,15 +189,112 @@ struct JPEGDCScanner {
                     bits.consume(ACSkip.singleBits(skip))
                     k &+= first
                 }
-            } else if let long = acTable.decodeLong(bits.buffer) {
+            } else if let long = table.pointee.decodeLong(bits.buffer) {
                 let r = long.symbol >> 4, s = long.symbol & 15
                 bits.consume(long.length + s)
                 k &+= s != 0 ? r + 1 : (r == 15 ? 16 : 64)
             } else {
-                return nil
+                return false
             }
         }
-        return diff
+        return true
+    }
+
+    /// Decodes a block's AC coefficients into `block` (natural order), as libjpeg's decode_mcu does.
+    @inline(__always)
+    private static func decodeAC(_ bits: inout BitBuffer, ac: UnsafePointer<UInt16>, table: UnsafePointer<JPEGHuffmanLookup>,
+                                 into block: UnsafeMutablePointer<Int32>) -> Bool {
+        var k = 1
+        while k < 64 {
+            bits.refill()
+            let entry = ac[bits.top]
+            var symbol: Int
+            if entry != 0 {
+                bits.consume(Int(entry & 0xFF))
+                symbol = Int(entry >> 8)
+            } else {
+                guard let long = table.pointee.decodeLong(bits.buffer) else { return false }
+                bits.consume(long.length)
+                symbol = long.symbol
+            }
+            let r = symbol >> 4, s = symbol & 15
+            if s != 0 {
+                k &+= r
+                let value = Int32(truncatingIfNeeded: bits.buffer &>> UInt64(64 - s))
+                bits.consume(s)
+                block[JPEGZigzag.natural[min(k, 79)]] = value < (1 << (s - 1)) ? value - (1 << s) + 1 : value
+                k &+= 1
+            } else {
+                if r != 15 { break }
+                k &+= 16
+            }
+        }
+        return true
+    }
+}
+
+/// libjpeg's post-IDCT range limit (jdmaster.c prepare_range_limit_table), indexed by `value & 1023`:
+/// -128...127 → value + 128, 128...511 → 255, -512...-129 → 0 (and wrapping beyond, as libjpeg does).
+enum JPEGRangeLimit {
+    static let table: [UInt8] = (0..<1024).map { i in
+        switch i {
+        case 0..<128: return UInt8(i + 128)
+        case 128..<512: return 255
+        case 512..<896: return 0
+        default: return UInt8(i - 896)
+        }
+    }
+}
+
+/// libjpeg's reduced-size inverse DCT to 2×2 (jidctred.c `jpeg_idct_2x2`), integer for integer.
+enum JPEGReducedIDCT {
+    private static let constBits = 13, pass1Bits = 2
+    private static let fix0720959822 = 5906, fix0850430095 = 6967, fix1272758580 = 10426, fix3624509785 = 29692
+
+    @inline(__always)
+    private static func descale(_ x: Int, _ n: Int) -> Int { (x + (1 << (n - 1))) >> n }
+
+    /// The odd part shared by both passes: coefficients 1, 3, 5, 7 of a row or column.
+    @inline(__always)
+    private static func odd(_ c1: Int, _ c3: Int, _ c5: Int, _ c7: Int) -> Int {
+        c7 * -fix0720959822 + c5 * fix0850430095 + c3 * -fix1272758580 + c1 * fix3624509785
+    }
+
+    /// Pass 1 for one column: its two workspace rows.
+    @inline(__always)
+    private static func column(_ b: UnsafeMutablePointer<Int32>, _ q: UnsafePointer<Int32>, _ c: Int) -> (Int, Int) {
+        @inline(__always) func k(_ row: Int) -> Int { Int(b[row * 8 + c]) * Int(q[row * 8 + c]) }
+        if b[8 + c] == 0, b[24 + c] == 0, b[40 + c] == 0, b[56 + c] == 0 {
+            let dc = k(0) << pass1Bits
+            return (dc, dc)
+        }
+        let tmp10 = k(0) << (constBits + 2), tmp0 = odd(k(1), k(3), k(5), k(7))
+        return (descale(tmp10 + tmp0, constBits - pass1Bits + 2), descale(tmp10 - tmp0, constBits - pass1Bits + 2))
+    }
+
+    /// Pass 2 for one workspace row: its two output samples.
+    @inline(__always)
+    private static func row(_ w0: Int, _ w1: Int, _ w3: Int, _ w5: Int, _ w7: Int,
+                            _ range: UnsafePointer<UInt8>) -> (UInt8, UInt8) {
+        if w1 == 0, w3 == 0, w5 == 0, w7 == 0 {
+            let dc = range[descale(w0, pass1Bits + 3) & 1023]
+            return (dc, dc)
+        }
+        let tmp10 = w0 << (constBits + 2), tmp0 = odd(w1, w3, w5, w7)
+        return (range[descale(tmp10 + tmp0, constBits + pass1Bits + 3 + 2) & 1023],
+                range[descale(tmp10 - tmp0, constBits + pass1Bits + 3 + 2) & 1023])
+    }
+
+    /// The four samples (top-left, top-right, bottom-left, bottom-right) of one block: columns 0, 1, 3, 5, 7
+    /// into a 2-row workspace, then the two rows.
+    @inline(__always)
+    static func twoByTwo(_ block: UnsafeMutablePointer<Int32>, quant: UnsafePointer<Int32>,
+                         range: UnsafePointer<UInt8>) -> (UInt8, UInt8, UInt8, UInt8) {
+        let c0 = column(block, quant, 0), c1 = column(block, quant, 1), c3 = column(block, quant, 3)
+        let c5 = column(block, quant, 5), c7 = column(block, quant, 7)
+        let top = row(c0.0, c1.0, c3.0, c5.0, c7.0, range)
+        let bottom = row(c0.1, c1.1, c3.1, c5.1, c7.1, range)
+        return (top.0, top.1, bottom.0, bottom.1)
     }
 }
 
@@ -172,6 +327,6 @@ struct BitBuffer {
         count &-= n
     }
 
-    /// Bytes of input fully consumed so far (bits still buffered are not counted).
-    var bytePosition: Int { next - (count + 7) / 8 }
+    /// Bytes of input touched by the bits consumed so far (a partly used byte counts).
+    var bytePosition: Int { (next * 8 - count + 7) / 8 }
 }

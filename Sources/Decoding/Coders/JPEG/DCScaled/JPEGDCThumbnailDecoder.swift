@@ -1,16 +1,17 @@
 import Foundation
 
-/// The shrink-on-load fast path for baseline JPEGs whose thumbnail needs 1/8 scale or less: every block's
-/// DC coefficient is its 8×8 mean (what libjpeg's 1/8 scaled IDCT outputs for luma), so only DC values are
-/// decoded and the AC coefficients are skipped (`JPEGDCScanner`). About 1.6× faster than libjpeg's own 1/8
-/// decode on a 12 MP photo (Docs/Processing.md).
+/// The shrink-on-load fast path for baseline JPEGs whose thumbnail needs 1/8 scale or less: the same pixels
+/// as libjpeg's `scale_denom = 8` decode, about 1.6× faster (Docs/Processing.md).
 ///
-/// Luma (and 4:4:4 chroma) is pixel-identical to libjpeg's `scale_denom = 8` output; subsampled chroma
-/// comes from its own DC means with a triangle upsampler (libjpeg instead runs a 2×2 IDCT on four
-/// coefficients), a difference far below what the thumbnail's resize keeps. Used only when the caller asks
-/// for shrink-on-load (`ImageDecodingOptions.shrinkOnLoad`), so exact-size decodes keep libjpeg's pixels.
-/// Anything unusual — progressive or arithmetic coding, CMYK, RGB JPEGs, corrupt or truncated data — returns
-/// nil and libjpeg decodes the file as before.
+/// At 1/8 libjpeg outputs each 8×8 block's DC coefficient (its mean) and, for 4:2:0 chroma, a 2×2 IDCT of a
+/// few coefficients; everything else it decodes is thrown away. `JPEGDCScanner` reads the scan without
+/// evaluating what is thrown away, then this type crops, replicates subsampled components (libjpeg does
+/// no "fancy" upsampling at this scale) and converts YCbCr with libjpeg's tables: the result is the same,
+/// byte for byte (the tests compare against libjpeg on the whole corpus).
+///
+/// Used only when the caller asks for shrink-on-load (`ImageDecodingOptions.shrinkOnLoad`). Anything
+/// unusual — progressive or arithmetic coding, CMYK, RGB JPEGs, 12-bit samples, truncated or corrupt data —
+/// returns nil and libjpeg decodes the file as before.
 enum JPEGDCThumbnailDecoder {
     static func decode(_ data: Data, options: ImageDecodingOptions) -> DecodedImage? {
         guard options.shrinkOnLoad != nil else { return nil }
@@ -20,8 +21,11 @@ enum JPEGDCThumbnailDecoder {
                   JPEGDecompressor.scaleDenominator(width: header.width, height: header.height, options: options) == 8
             else { return nil }
             let segments = JPEGEntropySegments(bytes, from: header.scanDataOffset)
-            guard let planes = JPEGDCScanner(header: header).decode(segments) else { return nil }
-            return render(planes, header: header)
+            let sizes = scaledSizes(header)
+            // A scan that runs to the end of the data is a truncated file: libjpeg pads and flags it.
+            guard segments.terminated,
+                  let planes = JPEGDCScanner(header: header, scaledSizes: sizes).decode(segments) else { return nil }
+            return render(planes, header: header, scaledSizes: sizes)
         }
     }
 
@@ -33,22 +37,33 @@ enum JPEGDCThumbnailDecoder {
             // libjpeg treats these as RGB rather than YCbCr: leave them to it.
             if h.adobeTransform == 0 || h.components.map(\.id) == [0x52, 0x47, 0x42] { return false }
         }
-        return h.components.allSatisfy { h.dcQuant[$0.quantTable] > 0 }
+        return h.components.allSatisfy { h.quant[$0.quantTable].count == 64 }
     }
 
-    /// DC planes → RGBA8 at ⌈width/8⌉ × ⌈height/8⌉.
-    private static func render(_ planes: JPEGDCScanner.Planes, header: JPEGStreamHeader) -> DecodedImage {
+    /// libjpeg's DCT scaled size per component at 1/8 (jdmaster.c): chroma sampled at half the luma
+    /// resolution in both directions gets a 2×2 IDCT instead of upsampling; everything else 1×1.
+    static func scaledSizes(_ h: JPEGStreamHeader) -> [Int] {
+        let hMax = h.components.map(\.h).max() ?? 1, vMax = h.components.map(\.v).max() ?? 1
+        return h.scanComponents.map { index in
+            let c = h.components[index]
+            var size = 1
+            while size < 8, hMax % (c.h * size * 2) == 0, vMax % (c.v * size * 2) == 0 { size *= 2 }
+            return size
+        }
+    }
+
+    /// Sample planes → RGBA8 at ⌈width/8⌉ × ⌈height/8⌉: cropped, components still below the output
+    /// resolution replicated (libjpeg upsamples without "fancy" filtering at this scale), YCbCr → RGB.
+    private static func render(_ planes: JPEGDCScanner.Planes, header: JPEGStreamHeader, scaledSizes: [Int]) -> DecodedImage {
         let width = (header.width + 7) / 8, height = (header.height + 7) / 8
         let hMax = header.components.map(\.h).max() ?? 1, vMax = header.components.map(\.v).max() ?? 1
         let samples: [[UInt8]] = header.components.indices.map { c in
             let component = header.components[c]
-            let quant = Int32(header.dcQuant[component.quantTable])
-            let plane = planes.values[c].map { dc -> UInt8 in
-                // libjpeg's 1×1 IDCT: DESCALE(dc · q, 3) + 128, range-limited.
-                UInt8(clamping: ((dc &* quant &+ 4) >> 3) &+ 128)
-            }
-            return upsample(plane, wide: planes.blocksWide[c], high: planes.blocksHigh[c],
-                            xFactor: hMax / component.h, yFactor: vMax / component.v, width: width, height: height)
+            let single = header.components.count == 1
+            return crop(planes.samples[c], stride: planes.widths[c], rows: planes.heights[c],
+                        xFactor: single ? 1 : max(1, hMax / (component.h * scaledSizes[c])),
+                        yFactor: single ? 1 : max(1, vMax / (component.v * scaledSizes[c])),
+                        width: width, height: height)
         }
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
         pixels.withUnsafeMutableBufferPointer { out in
@@ -65,44 +80,25 @@ enum JPEGDCThumbnailDecoder {
         return DecodedImage(width: width, height: height, pixels: pixels, format: .jpeg, orientation: header.orientation)
     }
 
-    /// A component's samples (one per block) brought to the output grid: cropped, and doubled where the
-    /// component is subsampled, with a triangle filter (3/4 nearer sample, 1/4 the other), like libjpeg's
-    /// "fancy" upsampling.
-    private static func upsample(_ plane: [UInt8], wide: Int, high: Int, xFactor: Int, yFactor: Int,
-                                 width: Int, height: Int) -> [UInt8] {
-        // Per output column (row): the nearer and the other source column (row).
-        let columns = (0..<width).map { neighbours($0, factor: xFactor, count: wide) }
-        let rows = (0..<height).map { neighbours($0, factor: yFactor, count: high) }
-        return [UInt8](unsafeUninitializedCapacity: width * height) { out, initialized in
+    /// A plane brought to the output grid: sample (x / xFactor, y / yFactor), cropped to width × height.
+    private static func crop(_ plane: [UInt8], stride: Int, rows: Int, xFactor: Int, yFactor: Int,
+                             width: Int, height: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: width * height) { out, initialized in
             plane.withUnsafeBufferPointer { p in
-                columns.withUnsafeBufferPointer { cols in
-                    guard let source = p.baseAddress, let target = out.baseAddress else { return }
-                    for y in 0..<height {
-                        let near = source + rows[y].0 * wide, far = source + rows[y].1 * wide
-                        let o = target + y * width
-                        if xFactor == 1 && yFactor == 1 {
-                            o.initialize(from: near, count: width)
-                            continue
-                        }
-                        for x in 0..<width {
-                            let (x0, x1) = cols[x]
-                            // Weights 3:1 in each doubled direction (a factor of 1 names the same sample twice).
-                            let s = 9 &* Int(near[x0]) &+ 3 &* Int(near[x1]) &+ 3 &* Int(far[x0]) &+ Int(far[x1])
-                            o[x] = UInt8(truncatingIfNeeded: (s &+ 8) >> 4)
-                        }
+                guard let source = p.baseAddress, let target = out.baseAddress else { return }
+                for y in 0..<height {
+                    let row = source + min(y / yFactor, rows - 1) * stride
+                    let o = target + y * width
+                    if xFactor == 1 {
+                        o.initialize(from: row, count: min(width, stride))
+                        if stride < width { (o + stride).initialize(repeating: row[stride - 1], count: width - stride) }
+                    } else {
+                        for x in 0..<width { o[x] = row[min(x / xFactor, stride - 1)] }
                     }
                 }
             }
             initialized = width * height
         }
-    }
-
-    /// The nearer and the other source sample of output position `i` when upsampling by `factor` (1 or 2).
-    private static func neighbours(_ i: Int, factor: Int, count: Int) -> (Int, Int) {
-        guard factor == 2 else { let s = min(i, count - 1); return (s, s) }
-        let s = min(i / 2, count - 1)
-        let other = i % 2 == 0 ? max(s - 1, 0) : min(s + 1, count - 1)
-        return (s, other)
     }
 }
 

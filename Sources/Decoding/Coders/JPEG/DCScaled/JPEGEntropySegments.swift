@@ -10,6 +10,8 @@ struct JPEGEntropySegments {
     let ends: [Int]
     /// Offset in the original data just after the scan (at the marker that ended it).
     let endOfScan: Int
+    /// Whether a marker ended the scan; false when the data simply ran out (a truncated file).
+    let terminated: Bool
 
     /// More than any MCU of the DC path can read past its segment's end (6 blocks × 64 codes × 31 bits).
     static let padding = 2048
@@ -19,12 +21,14 @@ struct JPEGEntropySegments {
         out.reserveCapacity(max(0, data.count - start) + Self.padding)
         var starts = [0], ends: [Int] = []
         var i = start
+        var terminated = false
         let count = data.count
         guard let base = data.baseAddress else {
             self.bytes = [UInt8](repeating: 0, count: Self.padding)
             self.starts = [0]
             self.ends = [0]
             self.endOfScan = start
+            self.terminated = false
             return
         }
         scan: while i < count {
@@ -53,6 +57,7 @@ struct JPEGEntropySegments {
                 i = j + 1
             default:
                 i = j - 1
+                terminated = true
                 break scan
             }
         }
@@ -62,5 +67,6 @@ struct JPEGEntropySegments {
         self.starts = starts
         self.ends = ends
         self.endOfScan = i
+        self.terminated = terminated
     }
 }

@@ -26,7 +26,8 @@ struct JPEGHuffmanLookup {
             let n = counts[length - 1]
             valueOffset[length] = Int32(k - code)
             for _ in 0..<n {
-                guard k < symbols.count else { return nil }
+                // A complete prefix code never runs out of codes of a length; a malformed (over-full) table does.
+                guard k < symbols.count, code < 1 << length else { return nil }
                 if length <= Self.lookaheadBits {
                     let symbol = Int(symbols[k])
                     let first = code << (Self.lookaheadBits - length)
@@ -37,8 +38,6 @@ struct JPEGHuffmanLookup {
                 k += 1
             }
             if n > 0 { maxCode[length] = Int32(code - 1) }
-            // A complete prefix code never overflows its length; a malformed table does.
-            guard code <= 1 << length else { return nil }
             code <<= 1
         }
         self.lookup = lookup

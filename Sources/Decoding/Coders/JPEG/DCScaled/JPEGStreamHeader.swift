@@ -18,8 +18,8 @@ struct JPEGStreamHeader {
     var height = 0
     var progressive = false
     var components: [Component] = []
-    /// Quantiser of the DC coefficient, per table id 0...3.
-    var dcQuant = [Int](repeating: 0, count: 4)
+    /// Quantisation tables by id 0...3, in natural (row-major) order; empty when not defined.
+    var quant = [[Int32]](repeating: [], count: 4)
     /// Huffman tables by id 0...3: DC (class 0) and AC (class 1).
     var dcTables = [JPEGHuffmanLookup?](repeating: nil, count: 4)
     var acTables = [JPEGHuffmanLookup?](repeating: nil, count: 4)
@@ -55,12 +55,15 @@ struct JPEGStreamHeader {
             case 0xDB:
                 guard header.parseQuantisation(segment) else { return nil }
             case 0xDD:
-                guard segment.count >= 2 else { return nil }
-                header.restartInterval = Int(segment[0]) << 8 | Int(segment[1])
+                // Segments are slices of the whole input: index from their own start.
+                let b = Array(segment)
+                guard b.count >= 2 else { return nil }
+                header.restartInterval = Int(b[0]) << 8 | Int(b[1])
             case 0xE1:
                 if segment.count > 6, let value = EXIFOrientation.parse(segment) { header.orientation = value }
             case 0xEE:
-                if segment.count >= 12, Array(segment.prefix(5)) == Array("Adobe".utf8) { header.adobeTransform = Int(segment[11]) }
+                let b = Array(segment)
+                if b.count >= 12, Array(b.prefix(5)) == Array("Adobe".utf8) { header.adobeTransform = Int(b[11]) }
             case 0xDA:
                 guard sawFrame, header.parseScan(segment) else { return nil }
                 header.scanDataOffset = reader.position
@@ -98,7 +101,12 @@ struct JPEGStreamHeader {
             let precision = Int(s[i] >> 4), id = Int(s[i] & 15)
             let size = precision == 0 ? 64 : 128
             guard id < 4, precision <= 1, s.endIndex - i - 1 >= size else { return false }
-            dcQuant[id] = precision == 0 ? Int(s[i + 1]) : Int(s[i + 1]) << 8 | Int(s[i + 2])
+            var table = [Int32](repeating: 0, count: 64)
+            for k in 0..<64 {
+                let value = precision == 0 ? Int32(s[i + 1 + k]) : Int32(s[i + 1 + 2 * k]) << 8 | Int32(s[i + 2 + 2 * k])
+                table[JPEGZigzag.natural[k]] = value
+            }
+            quant[id] = table
             i += 1 + size
         }
         return true
@@ -164,4 +172,16 @@ struct JPEGMarkerReader {
         defer { position += length }
         return bytes[(position + 2)..<(position + length)]
     }
+}
+
+/// The zigzag scan order of JPEG coefficients.
+enum JPEGZigzag {
+    /// Natural (row-major) index of the k-th coefficient in zigzag order, with libjpeg's 16 extra entries
+    /// (all 63) so a corrupt run past the end of a block stays inside the block.
+    static let natural: [Int] = [
+        0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5,
+        12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28,
+        35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+        58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+    ] + [Int](repeating: 63, count: 16)
 }
