@@ -4,10 +4,11 @@ import Foundation
 /// files — decode with shrink-on-load, resize, encode, write — by `imagedl thumbnail`, `vipsthumbnail` and
 /// Pillow, each a child process over many copies of the file.
 ///
-/// Per-image cost is a slope: the same tool over `large` and over `small` files in one round, and
-/// (cost(large) − cost(small)) ÷ (large − small), which removes process start-up (Python's import of PIL,
-/// the Swift runtime) and first-use costs alike for every tool. CPU is the child's user + system time from
-/// wait4 (all its threads and processes); wall is the child's elapsed time. "1 core": one thread or process;
+/// Per-image CPU is a slope: the same tool over `large` and over `small` files in one round, and
+/// (CPU(large) − CPU(small)) ÷ (large − small), which removes process start-up (Python's import of PIL, the
+/// Swift runtime) and first-use costs alike for every tool. CPU is the child's user + system time from
+/// wait4 (all its threads and processes). Wall per image is the large run's elapsed time ÷ its file count
+/// (start-up included: a slope of wall times is too noisy on a shared machine). "1 core": one thread or process;
 /// "all cores": one per core (imagedl's threads; vips and Pillow as that many processes sharing the files).
 /// Peak RSS is the largest process of the large run. Tools take turns in rotating order within each round.
 struct ThumbnailBenchmark {
@@ -91,12 +92,13 @@ struct ThumbnailBenchmark {
         }
     }
 
-    /// Per-image CPU and wall (ms) by the slope between `small` and `large` files, and the large run's peak RSS (MB).
+    /// Per-image CPU (ms) by the slope between `small` and `large` files; the large run's wall per file (ms)
+    /// and peak RSS (MB).
     private func slope(_ tool: ThumbnailTool, inputs: [URL], small: Int, large: Int, workers: Int) throws -> (cpu: Double, wall: Double, rss: Double) {
         let few = try once(tool, files: Array(inputs.prefix(small)), workers: workers)
         let many = try once(tool, files: Array(inputs.prefix(large)), workers: workers)
         let n = Double(large - small)
-        return ((many.cost.cpu - few.cost.cpu) * 1000 / n, (many.cost.wall - few.cost.wall) * 1000 / n,
+        return ((many.cost.cpu - few.cost.cpu) * 1000 / n, many.cost.wall * 1000 / Double(large),
                 Double(many.peakRSS) / 1_048_576)
     }
 
