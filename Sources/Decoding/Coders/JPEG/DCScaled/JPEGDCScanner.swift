@@ -154,18 +154,27 @@ struct JPEGDCScanner {
     @inline(__always)
     private static func decodeDC(_ bits: inout BitBuffer, dc: UnsafePointer<UInt16>, table: UnsafePointer<JPEGHuffmanLookup>) -> Int32? {
         bits.refill()
-        let entry = dc[bits.top]
-        var size: Int
+        guard let size = decodeSymbol(&bits, dc, table), size <= 15 else { return nil }
+        return size > 0 ? receiveExtend(&bits, size) : 0
+    }
+
+    /// One Huffman symbol: by lookup for codes within the lookahead, else by the canonical search.
+    @inline(__always)
+    private static func decodeSymbol(_ bits: inout BitBuffer, _ lookup: UnsafePointer<UInt16>,
+                                     _ table: UnsafePointer<JPEGHuffmanLookup>) -> Int? {
+        let entry = lookup[bits.top]
         if entry != 0 {
             bits.consume(Int(entry & 0xFF))
-            size = Int(entry >> 8)
-        } else {
-            guard let long = table.pointee.decodeLong(bits.buffer) else { return nil }
-            bits.consume(long.length)
-            size = long.symbol
+            return Int(entry >> 8)
         }
-        guard size <= 15 else { return nil }
-        guard size > 0 else { return 0 }
+        guard let long = table.pointee.decodeLong(bits.buffer) else { return nil }
+        bits.consume(long.length)
+        return long.symbol
+    }
+
+    /// The next `size` (1...15) bits as a signed value (JPEG's RECEIVE and EXTEND).
+    @inline(__always)
+    private static func receiveExtend(_ bits: inout BitBuffer, _ size: Int) -> Int32 {
         let value = Int32(truncatingIfNeeded: bits.buffer &>> UInt64(64 - size))
         bits.consume(size)
         return value < (1 << (size - 1)) ? value - (1 << size) + 1 : value
@@ -207,22 +216,11 @@ struct JPEGDCScanner {
         var k = 1
         while k < 64 {
             bits.refill()
-            let entry = ac[bits.top]
-            var symbol: Int
-            if entry != 0 {
-                bits.consume(Int(entry & 0xFF))
-                symbol = Int(entry >> 8)
-            } else {
-                guard let long = table.pointee.decodeLong(bits.buffer) else { return false }
-                bits.consume(long.length)
-                symbol = long.symbol
-            }
+            guard let symbol = decodeSymbol(&bits, ac, table) else { return false }
             let r = symbol >> 4, s = symbol & 15
             if s != 0 {
                 k &+= r
-                let value = Int32(truncatingIfNeeded: bits.buffer &>> UInt64(64 - s))
-                bits.consume(s)
-                block[JPEGZigzag.natural[min(k, 79)]] = value < (1 << (s - 1)) ? value - (1 << s) + 1 : value
+                block[JPEGZigzag.natural[min(k, 79)]] = receiveExtend(&bits, s)
                 k &+= 1
             } else {
                 if r != 15 { break }
