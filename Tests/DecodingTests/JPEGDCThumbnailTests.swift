@@ -76,6 +76,23 @@ import Testing
         #expect(image.pixels == reference.pixels, "\(path): \(Self.psnr(image.pixels, reference.pixels)) dB")
     }
 
+    @Test("incremental decoding with shrink-on-load ends in the one-shot (DC path) pixels", .enabled(if: Corpus.isAvailable),
+          arguments: ["generated/photo_420_restart.jpg", "generated/photo_444.jpg"])
+    func incrementalMatchesOneShot(_ path: String) throws {
+        let data = try Corpus.data(path)
+        let options = Self.eighth(640, 480)
+        let oneShot = try ImageCodersManager.shared.decode(data, options: options)
+        let decoder = try #require(ImageCodersManager.shared.incrementalDecoder(for: data, options: options))
+        var offset = 0
+        while offset < data.count {
+            let end = min(data.count, offset + 4096)
+            try decoder.append(data.subdata(in: offset..<end), isFinal: false)
+            offset = end
+        }
+        try decoder.append(Data(), isFinal: true)
+        #expect(decoder.currentImage()?.pixels == oneShot.pixels)
+    }
+
     @Test("not taken: exact-size thumbnails, scales above 1/8, progressive files", .enabled(if: Corpus.isAvailable))
     func notTaken() throws {
         let data = try Corpus.data("generated/photo_444.jpg")
