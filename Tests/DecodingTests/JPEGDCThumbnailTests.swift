@@ -93,6 +93,15 @@ import Testing
         #expect(decoder.currentImage()?.pixels == oneShot.pixels)
     }
 
+    @Test("the embedded ICC profile is handed back for colour management", .enabled(if: Corpus.isAvailable))
+    func iccProfile() throws {
+        let data = try Corpus.data("sdwebimage/TestJFIF.jpg")
+        let result = try #require(JPEGDCThumbnailDecoder.decodeWithProfile(data, options: Self.eighth(4032, 3024)))
+        let profile = try #require(result.iccProfile)
+        #expect(profile.count == 536 && Array(profile[36..<40]) == Array("acsp".utf8))   // an ICC header
+        #expect(JPEGDCThumbnailDecoder.decodeWithProfile(try Corpus.data("generated/photo_444.jpg"), options: Self.eighth(640, 480))?.iccProfile == nil)
+    }
+
     @Test("not taken: exact-size thumbnails, scales above 1/8, progressive files", .enabled(if: Corpus.isAvailable))
     func notTaken() throws {
         let data = try Corpus.data("generated/photo_444.jpg")

@@ -22,8 +22,10 @@ public struct JPEGCoder: ProgressiveImageCoder {
 
     /// Decodes every byte of `data`; the pixel limit is enforced right after the frame header.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
-        // Shrink-on-load to 1/8 or less: decode only the DC coefficients when the file allows it.
-        if let thumbnail = JPEGDCThumbnailDecoder.decode(data, options: options) { return thumbnail }
+        // Shrink-on-load to 1/8 or less: decode only the DC coefficients when the file allows it. The pixels
+        // are as stored (libjpeg's 1/8 output); colour management, where the decode applies it, must apply to
+        // this image too — `iccProfile` is the file's embedded profile.
+        if let (thumbnail, _) = JPEGDCThumbnailDecoder.decodeWithProfile(data, options: options) { return thumbnail }
         let jpeg = try JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
         return try data.withUnsafeBytes { bytes in
             jpeg.setBorrowedInput(bytes)

@@ -13,9 +13,16 @@ import Foundation
 /// unusual — progressive or arithmetic coding, CMYK, RGB JPEGs, 12-bit samples, truncated or corrupt data —
 /// returns nil and libjpeg decodes the file as before.
 enum JPEGDCThumbnailDecoder {
+    /// The 1/8 image, or nil when libjpeg must decode this file.
     static func decode(_ data: Data, options: ImageDecodingOptions) -> DecodedImage? {
+        decodeWithProfile(data, options: options)?.image
+    }
+
+    /// The 1/8 image and the file's embedded ICC profile (APP2 chunks joined), for colour conversion: this
+    /// path returns the pixels as stored, like libjpeg's output before any colour management.
+    static func decodeWithProfile(_ data: Data, options: ImageDecodingOptions) -> (image: DecodedImage, iccProfile: [UInt8]?)? {
         guard options.shrinkOnLoad != nil else { return nil }
-        return data.withUnsafeBytes { bytes -> DecodedImage? in
+        return data.withUnsafeBytes { bytes -> (image: DecodedImage, iccProfile: [UInt8]?)? in
             guard let header = JPEGStreamHeader.parse(bytes), isSupported(header),
                   (try? options.checkDimensions(width: header.width, height: header.height)) != nil,
                   JPEGDecompressor.scaleDenominator(width: header.width, height: header.height, options: options) == 8
@@ -25,7 +32,7 @@ enum JPEGDCThumbnailDecoder {
             // A scan that runs to the end of the data is a truncated file: libjpeg pads and flags it.
             guard segments.terminated,
                   let planes = JPEGDCScanner(header: header, scaledSizes: sizes).decode(segments) else { return nil }
-            return render(planes, header: header, scaledSizes: sizes)
+            return (render(planes, header: header, scaledSizes: sizes), header.iccProfile)
         }
     }
 
