@@ -577,6 +577,18 @@ static void cic_dest_term(j_compress_ptr cinfo) { (void)cinfo; }
 int cic_jpeg_encode_rgba(const uint8_t *pixels, int width, int height, int quality,
                          const uint8_t *exif, size_t exif_length,
                          uint8_t **out, size_t *out_length, char *message, size_t message_capacity) {
+    cic_jpeg_encode_settings settings = {quality, 0, CIC_JPEG_SUBSAMPLING_420, 0};
+    return cic_jpeg_encode_rgba_settings(pixels, width, height, &settings, exif, exif_length, out, out_length,
+                                         message, message_capacity);
+}
+
+// Luma sampling factors per cic_jpeg_subsampling value (chroma is always 1x1).
+static const int cic_luma_sampling[3][2] = {{2, 2}, {2, 1}, {1, 1}};
+
+int cic_jpeg_encode_rgba_settings(const uint8_t *pixels, int width, int height,
+                                  const cic_jpeg_encode_settings *settings, const uint8_t *exif, size_t exif_length,
+                                  uint8_t **out, size_t *out_length, char *message, size_t message_capacity) {
+    int quality = settings->quality;
     *out = NULL;
     *out_length = 0;
     if (width <= 0 || height <= 0 || !pixels) {
@@ -608,6 +620,12 @@ int cic_jpeg_encode_rgba(const uint8_t *pixels, int width, int height, int quali
     e->cinfo.in_color_space = JCS_EXT_RGBX;  // the fourth byte (alpha) is ignored
     jpeg_set_defaults(&e->cinfo);
     jpeg_set_quality(&e->cinfo, quality < 1 ? 1 : quality > 100 ? 100 : quality, TRUE);
+    int sampling = settings->subsampling;
+    if (sampling < CIC_JPEG_SUBSAMPLING_420 || sampling > CIC_JPEG_SUBSAMPLING_444) sampling = CIC_JPEG_SUBSAMPLING_420;
+    e->cinfo.comp_info[0].h_samp_factor = cic_luma_sampling[sampling][0];
+    e->cinfo.comp_info[0].v_samp_factor = cic_luma_sampling[sampling][1];
+    if (settings->optimize_coding) e->cinfo.optimize_coding = TRUE;
+    if (settings->progressive) jpeg_simple_progression(&e->cinfo);
     jpeg_start_compress(&e->cinfo, TRUE);
     if (exif && exif_length > 0 && exif_length <= 65533)
         jpeg_write_marker(&e->cinfo, JPEG_APP0 + 1, exif, (unsigned int)exif_length);

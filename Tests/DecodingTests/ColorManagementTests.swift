@@ -145,6 +145,25 @@ import Testing
     }
 
     /// The profile a coder reports for a fixture (pixels as decoded).
+    /// The 1/8 DC-only JPEG path (shrink-on-load) returns before libjpeg runs: its pixels must still be converted.
+    @Test(.enabled(if: lcmsPresent))
+    func shrinkOnLoadFastPathIsConvertedToo() throws {
+        let data = try DecoderFixtures.data("color_adobergb.jpg")
+        let shrink = ImageDecodingOptions(thumbnailPixelSize: CGSize(width: 8, height: 6), shrinkOnLoad: .fit)
+        let converted = try ImageCodersManager.shared.decode(data, options: shrink)
+        #expect(converted.width == 8 && converted.height == 6)
+        guard case .convertedToSRGB = converted.colorState else {
+            Issue.record("shrink-on-load decode not converted: \(converted.colorState)")
+            return
+        }
+        var kept = shrink
+        kept.colorManagement = .keepOriginal
+        var later = try ImageCodersManager.shared.decode(data, options: kept)
+        #expect(later.iccProfile != nil)
+        ColorManagement.convertToSRGB(&later)
+        #expect(later.pixels == converted.pixels)
+    }
+
     static func embeddedProfile(_ file: String) throws -> Data? {
         try JPEGCoder().decode(try DecoderFixtures.data(file), options: ImageDecodingOptions()).iccProfile
     }

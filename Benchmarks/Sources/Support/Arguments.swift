@@ -42,6 +42,6 @@ struct Arguments {
       Benchmarks prepare --dir DIR --corpus CORPUS [--quick]
       Benchmarks run --dir DIR --base-url URL --access-log FILE [--quick] [--results DIR] [--docs FILE] [--sections LIST]
       Benchmarks child WORKLOAD --dir DIR --base-url URL --count N
-    sections: download, coalescing, decode, progressive, memory, instructions
+    sections: download, coalescing, decode, progressive, memory, instructions, thumbnail
     """
 }

@@ -96,6 +96,25 @@ const uint8_t *cic_jpeg_decoder_exif(const cic_jpeg_decoder *decoder, size_t *le
 int cic_jpeg_encode_rgba(const uint8_t *pixels, int width, int height, int quality,
                          const uint8_t *exif, size_t exif_length,
                          uint8_t **out, size_t *out_length, char *message, size_t message_capacity);
+/// Chroma subsampling of an encoded JPEG.
+typedef enum {
+    CIC_JPEG_SUBSAMPLING_420 = 0,   ///< 2x2 luma per chroma sample (libjpeg's default).
+    CIC_JPEG_SUBSAMPLING_422 = 1,   ///< 2x1.
+    CIC_JPEG_SUBSAMPLING_444 = 2,   ///< No subsampling.
+} cic_jpeg_subsampling;
+
+/// What cic_jpeg_encode_rgba_settings writes.
+typedef struct {
+    int quality;          ///< 1...100.
+    int progressive;      ///< Non-zero: libjpeg's standard progressive scan script (Huffman tables optimised).
+    int subsampling;      ///< A cic_jpeg_subsampling value.
+    int optimize_coding;  ///< Non-zero: optimised Huffman tables for a baseline file (smaller, a little slower).
+} cic_jpeg_encode_settings;
+
+/// cic_jpeg_encode_rgba with every setting: progressive, chroma subsampling, optimised Huffman tables.
+int cic_jpeg_encode_rgba_settings(const uint8_t *pixels, int width, int height,
+                                  const cic_jpeg_encode_settings *settings, const uint8_t *exif, size_t exif_length,
+                                  uint8_t **out, size_t *out_length, char *message, size_t message_capacity);
 void cic_jpeg_free(void *buffer);
 
 #endif

@@ -13,12 +13,16 @@ public enum ArgumentParser {
         if first == "decode" {
             return try parseDecode(Array(arguments.dropFirst()))
         }
+        if first == "thumbnail" {
+            return try ThumbnailArguments.parse(Array(arguments.dropFirst()))
+        }
         return try parseDownload(arguments)
     }
 
     // MARK: - download and --demo
 
-    private static let downloadValueOptions: Set<String> = [
+    /// Download options that take a value (`imagedl thumbnail` passes these through for its URL inputs).
+    static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--header", "--user", "--password",
         "--http-cache", "--retry", "--input",
     ]

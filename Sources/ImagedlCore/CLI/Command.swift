@@ -8,6 +8,8 @@ public enum Command: Equatable, Sendable {
     case demo(DownloadOptions)
     /// `imagedl decode FILE... [--json] [--rgba OUT]`.
     case decode(DecodeOptions)
+    /// `imagedl thumbnail FILE|URL... --size WxH --output DIR [...]`.
+    case thumbnail(ThumbnailOptions)
     /// `--help`: the manual page.
     case help
     /// `--version`.

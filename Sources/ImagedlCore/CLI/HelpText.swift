@@ -12,6 +12,8 @@ enum HelpText {
                        [--user U --password P] [--http-cache DIR] [--retry N] [--input FILE]
         imagedl --input FILE [options]
         imagedl decode FILE... [--json] [--rgba OUT] [--keep-color-profile]
+        imagedl thumbnail FILE|URL... --size WxH --output DIR [--fill] [--format jpeg|png|webp]
+                       [--quality Q] [--concurrency N] [--input FILE] [--json] [download options]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
         imagedl --help | --version
 
@@ -25,6 +27,11 @@ enum HelpText {
         imagedl decode inspects local files without any network: format (sniffed from the content, never
         from the name), pixel size, frames, loop count, EXIF orientation and decode time. Folders are read
         recursively. A file that is not an image, or is damaged, gives one line naming the problem.
+
+        imagedl thumbnail writes one thumbnail file per input (files or http(s) URLs) into DIR, named after
+        the input and never colliding: decoded with shrink-on-load (libjpeg's 1/8 scale for large JPEGs),
+        turned upright by its EXIF orientation, resized with Lanczos-3, encoded without metadata. Every
+        core works at once (one image per thread). Details: Docs/Processing.md.
 
         imagedl --demo needs no network: it starts a web server on 127.0.0.1 serving a few bundled sample
         images (a progressive JPEG sent slowly so its passes appear one by one, a PNG, a GIF, a baseline
@@ -68,6 +75,18 @@ enum HelpText {
                             Pixels are sRGB: embedded ICC profiles (and PNG gAMA/cHRM) are applied.
         --keep-color-profile  Dump the pixels in the file's own colour space instead (no conversion).
 
+      thumbnail
+        --size WxH          The box each thumbnail fits in (required; N means NxN).
+        --output DIR        Where thumbnails go (required; created if needed).
+        --fill              Fill the box exactly, cropping the overflow, instead of fitting inside it.
+        --format F          jpeg (default), png or webp (webp needs libwebp7).
+        --quality Q         1-100 for jpeg and webp (default 80; webp 100 is lossless).
+        --concurrency N     Images processed at once (default: one per core).
+        --input FILE        More inputs, one file or URL a line ('-' reads standard input).
+        --json              One JSON object per input with keys input, file, status, format, width,
+                            height, bytes, seconds, error ("file" is the path written).
+        Download options (--timeout, --header, --user/--password, --http-cache, ...) apply to URLs.
+
         Options may appear before or after URLs and files; '--' ends the options. '--name=value' works too.
 
     EXIT STATUS
@@ -85,6 +104,7 @@ enum HelpText {
         imagedl --input urls.txt --concurrency 16 --retry 2 --json --output images > results.jsonl
         imagedl decode --json photos/
         imagedl decode --rgba photo.rgba photo.jpg
+        imagedl thumbnail photos/*.jpg --size 256x256 --output thumbs
 
     SEE ALSO
         README.md, Docs/Options.md, Docs/Linux.md in the OperationDownloader repository.

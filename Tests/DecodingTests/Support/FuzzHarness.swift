@@ -36,6 +36,8 @@ func fuzzOptions(_ hash: UInt64) -> ImageDecodingOptions {
     options.maximumPixelCount = fuzzPixelLimit
     options.decodeFirstFrameOnly = hash & 1 != 0
     if hash & 6 == 2 { options.thumbnailPixelSize = CGSize(width: 17, height: 13) }
+    // Shrink-on-load to a tiny box: JPEGs of 64 px and more go through the DC-only 1/8 path.
+    if hash & 6 == 4 { options.thumbnailPixelSize = CGSize(width: 8, height: 8); options.shrinkOnLoad = .fit }
     return options
 }
 

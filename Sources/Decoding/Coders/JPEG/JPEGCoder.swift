@@ -22,6 +22,17 @@ public struct JPEGCoder: ProgressiveImageCoder {
 
     /// Decodes every byte of `data`; the pixel limit is enforced right after the frame header.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+        // Shrink-on-load to 1/8 or less: decode only the DC coefficients when the file allows it. The pixels
+        // are as stored (libjpeg's 1/8 output) and carry the embedded profile, so the manager's colour step
+        // converts them like any other decode.
+        if let (thumbnail, profile) = JPEGDCThumbnailDecoder.decodeWithProfile(data, options: options) {
+            var image = thumbnail
+            if let profile, !profile.isEmpty {
+                image.iccProfile = Data(profile)
+                image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+            }
+            return image
+        }
         let jpeg = try JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
         return try data.withUnsafeBytes { bytes in
             jpeg.setBorrowedInput(bytes)

@@ -167,7 +167,7 @@ final class JPEGDecompressor {
     /// thumbnail is the same size whether or not libjpeg pre-shrank it (the manager only sees the pre-shrunk
     /// size and could otherwise round one pixel differently).
     static func exactTarget(_ image: DecodedImage, header: Header, options: ImageDecodingOptions) -> DecodedImage {
-        guard let target = ImageScaler.targetSize(width: header.width, height: header.height, options: options),
+        guard let target = ImageScaler.targetSize(width: header.width, height: header.height, options: ImageScaler.finishing(options)),
               target.width != image.width || target.height != image.height else { return image }
         return ImageScaler.resize(image, width: target.width, height: target.height)
     }
