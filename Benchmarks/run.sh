@@ -6,9 +6,9 @@
 #   bash Benchmarks/run.sh --quick    every section with small counts (CI): writes results/quick.*
 #   bash Benchmarks/run.sh --sections download,decode    only these sections: writes results/partial.* (no docs update)
 #
-# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind; nginx is unpacked from its
+# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind, libvips-tools; nginx is unpacked from its
 # .deb into a temporary directory with `apt-get download` + `dpkg -x`, so no system service is started;
-# Pillow from pip when possible, optional), builds the benchmark in release mode, generates the test images,
+# Pillow and numpy from pip when possible, optional), builds the benchmark in release mode, generates the test images,
 # serves them from nginx on a free 127.0.0.1 port and stops it on exit.
 set -euo pipefail
 
@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) mode=(--quick) ;;
         --sections) sections="${2:?--sections needs a list}"; shift ;;
-        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,transports,transport-instructions]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,thumbnail,transports,transport-instructions]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -39,6 +39,7 @@ command -v djpeg >/dev/null && command -v cjpeg >/dev/null && command -v jpegtra
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v python3 >/dev/null || need+=(python3)
 command -v objcopy >/dev/null || need+=(binutils)
+command -v vipsthumbnail >/dev/null || need+=(libvips-tools)  # the Thumbnail section's reference
 command -v openssl >/dev/null || need+=(openssl)
 for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
@@ -54,6 +55,10 @@ fi
 if ! python3 -c "import PIL" 2>/dev/null; then
     # Optional reference decoder; the benchmark notes its absence.
     python3 -m pip install --quiet Pillow >/dev/null 2>&1 || echo "run.sh: Pillow not installed (optional)" >&2
+fi
+if ! python3 -c "import numpy" 2>/dev/null; then
+    # The Thumbnail section's quality comparison (PSNR/SSIM); optional too.
+    python3 -m pip install --quiet numpy >/dev/null 2>&1 || echo "run.sh: numpy not installed (optional)" >&2
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/operationdownloader-bench.XXXXXX")"
@@ -84,6 +89,7 @@ fi
 # --- build ---------------------------------------------------------------------------------------------
 echo "run.sh: building (release)" >&2
 swift build -c release --product Benchmarks >&2
+swift build -c release --product imagedl >&2   # the Thumbnail section runs it
 bench="$(swift build -c release --product Benchmarks --show-bin-path)/Benchmarks"
 
 # --- fixtures and server -------------------------------------------------------------------------------

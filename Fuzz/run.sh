@@ -16,7 +16,7 @@ ROOT=$PWD
 BUILD=${FUZZ_BUILD:-$ROOT/.build-fuzz}
 CORPUS=${OPERATIONDOWNLOADER_CORPUS:-$ROOT/../shared/corpus}
 REGRESSIONS=$ROOT/Tests/Support/FuzzRegressions
-ALL_TARGETS="png gif bmp ico jpeg webp tiff heif exif sniff any"
+ALL_TARGETS="png gif bmp ico jpeg webp tiff heif exif sniff any icc"
 TARGETS=${TARGETS:-$ALL_TARGETS}
 SECONDS_PER_TARGET=60
 BUILD_ONLY=0
@@ -68,6 +68,7 @@ seed() {
         tiff) patterns=('*.tif' '*.tiff') ;;
         heif) patterns=('*.heic' '*.heif' '*.avif') ;;
         sniff|any) patterns=('*') ;;
+        icc) patterns=() ;;
     esac
     if [ -d "$CORPUS" ]; then
         for pattern in "${patterns[@]}"; do
@@ -95,6 +96,10 @@ for name in os.listdir(d):
 open(os.path.join(d, "ii.tiff"), "wb").write(b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
 open(os.path.join(d, "mm.tiff"), "wb").write(b"MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x03\0\0\0\0\0\0")
 EOF
+    fi
+    if [ "$target" = icc ]; then
+        # Real profiles: those embedded in the colour fixtures, and the system's (icc-profiles-free, if installed).
+        python3 "$ROOT/Fuzz/icc_seeds.py" "$dir" "$ROOT/Tests/Support/DecoderFixtures" /usr/share/color/icc
     fi
     # Never start empty (libFuzzer would begin from nothing).
     [ -n "$(ls -A "$dir")" ] || printf 'seed' > "$dir/empty-seed"

@@ -187,6 +187,23 @@ class HoldRegistry:
         self.event(hold_id).set()
 
 
+class FlakyCounter:
+    """Requests seen per /flaky/<key>/..., so that the first `fail` of them fail and the rest succeed."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._counts = {}
+
+    def next(self, key):
+        """This request's number for `key`, from 1."""
+        with self._lock:
+            if key not in self._counts and len(self._counts) >= MAX_HOLD_IDS:
+                return 1 << 30  # bounded memory: past the limit every request succeeds
+            count = self._counts.get(key, 0) + 1
+            self._counts[key] = count
+            return count
+
+
 class FixtureFiles:
     """The fixture directory, read once per file and kept in memory (the files are small)."""
 
@@ -411,6 +428,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._basic_auth(rest[0], rest[1], rest[2], query)
         elif head == "hold" and len(rest) == 2:
             self._hold(rest[0], rest[1], query)
+        elif head == "flaky" and len(rest) == 2:
+            self._flaky(rest[0], rest[1], query)
         elif head == "stall" and not rest:
             self._stall(query)
         elif head in ("reset", "fin") and len(rest) == 1:
@@ -624,6 +643,32 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         outcome = "released" if event.is_set() else "timeout"
         self._serve_file(name, loaded, query, [("X-Hold", outcome)])
 
+    def _flaky(self, key, name, query):
+        """The first `fail` requests for `key` fail, the later ones get the file (as /images does)."""
+        loaded = self._file_or_404(name)
+        if loaded is None:
+            return
+        failures = int_param(query, "fail", 1, 0, 1000)
+        if self.server.flaky.next(key) > failures:
+            self._serve_file(name, loaded, query)
+            return
+        if query.get("mode", "status") == "reset":
+            # Headers with the full length, `after` body bytes (default none), then RST.
+            data = loaded[0]
+            after = int_param(query, "after", 0, 0, len(data))
+            self.send_response(200)
+            self.send_header("Content-Type", content_type_for(name))
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self._write(data[:after])
+            self._wait(DEFAULT_RESET_DELAY_MS / 1000.0)
+            self._break_connection(rst=True)
+        code = int_param(query, "status", 503, 200, 599)
+        headers = []
+        if "retry_after" in query:
+            headers.append(("Retry-After", query["retry_after"]))
+        self._simple(code, "flaky: status %d" % code, headers=headers)
+
     def _stall(self, query):
         phase = query.get("phase", "headers")
         seconds = float_param(query, "seconds", DEFAULT_STALL_SECONDS, 0.0, MAX_STALL_SECONDS)
@@ -804,6 +849,7 @@ class FixtureServer(http.server.ThreadingHTTPServer):
         self.files = files
         self.request_log = RequestLog()
         self.holds = HoldRegistry()
+        self.flaky = FlakyCounter()
         self.connections = fixture_connections.ConnectionLog()
 
     tls_context = None

@@ -44,6 +44,6 @@ struct Arguments {
                      [--tls-base-url URL --ca-file FILE --ca-bundle FILE]
       Benchmarks child WORKLOAD --dir DIR --base-url URL --count N
       Benchmarks transport-child WORKLOAD --dir DIR --base-url URL --count N [--ca-file FILE]
-    sections: download, coalescing, decode, progressive, memory, instructions, transports, transport-instructions
+    sections: download, coalescing, decode, progressive, memory, instructions, thumbnail, transports, transport-instructions
     """
 }

@@ -2,9 +2,9 @@ import Foundation
 import OperationDownloader
 
 /// The transport's measurements of one download, as `--json` prints them under "network" (SPEC §10 metrics:
-/// null where the transport cannot tell; URLSession on Linux tells nothing beyond the attempt count).
+/// null where the transport cannot tell, which for URLSession on Linux is all of them). The attempt count is
+/// the record's own "attempts".
 struct NetworkSummary: Sendable, Equatable {
-    var attempts: Int
     var httpVersion: String?
     var remoteAddress: String?
     var connectionReused: Bool?
@@ -13,7 +13,6 @@ struct NetworkSummary: Sendable, Equatable {
     var tlsSeconds: Double?
 
     init(_ metrics: ImageDownloadMetrics) {
-        attempts = metrics.attemptCount
         httpVersion = metrics.httpVersion
         remoteAddress = metrics.remoteAddress
         connectionReused = metrics.connectionReused
@@ -24,7 +23,6 @@ struct NetworkSummary: Sendable, Equatable {
 
     var json: JSONValue {
         .object([
-            ("attempts", .int(attempts)),
             ("http_version", httpVersion.map(JSONValue.string) ?? .null),
             ("remote_address", remoteAddress.map(JSONValue.string) ?? .null),
             ("connection_reused", connectionReused.map(JSONValue.bool) ?? .null),

@@ -15,7 +15,7 @@ struct CurlFaultTests {
         let name: String
         let path: String
         let expected: URLError.Code
-        var idleTimeout: TimeInterval = 20
+        var idleTimeout: TimeInterval = 60
         var testDescription: String { name }
     }
 

@@ -50,7 +50,7 @@ import Testing
         let harness = CurlHarness()
         let tag = newTag()
         let client = RecordingTransferClient()
-        harness.start(server.url("/hold/curl-invalidate-\(tag)/tiny.png?tag=\(tag)&max=20"), client: client)
+        harness.start(server.url("/hold/curl-invalidate-\(tag)/tiny.png?tag=\(tag)&max=60"), client: client)
         await server.awaitRequests(tag: tag, count: 1)
         harness.transport.invalidate(cancellingTransfers: true)
         client.noteCancelReturned()
@@ -70,7 +70,7 @@ import Testing
         let tag = newTag()
         let hold = "curl-drain-\(tag)"
         let client = RecordingTransferClient()
-        harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=20"), client: client)
+        harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=60"), client: client)
         await server.awaitRequests(tag: tag, count: 1)
         harness.transport.invalidate(cancellingTransfers: false)
         server.release(hold)
@@ -85,17 +85,20 @@ import Testing
         let tag = newTag()
         let hold = "curl-release-\(tag)"
         let client = RecordingTransferClient()
-        let transfer = Self.startOnAShortLivedTransport(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=20"), client: client)
+        let transfer = Self.startOnAShortLivedTransport(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=60"), client: client)
         await server.awaitRequests(tag: tag, count: 1)
         server.release(hold)
         await client.waitForCompletion()
-        #expect(client.error == nil && client.body.count > 0)
+        #expect(client.error == nil, "\(String(describing: client.error))")
+        #expect(client.body.count > 0)
         withExtendedLifetime(transfer) {}
     }
 
     private static func startOnAShortLivedTransport(_ url: URL, client: RecordingTransferClient) -> any TransportTransfer {
         let transport = CurlTransport(settings: CurlTransportSettings())
-        let transfer = transport.makeTransfer(TransferRequest(urlRequest: URLRequest(url: url)), client: client)
+        var request = TransferRequest(urlRequest: URLRequest(url: url))
+        request.idleTimeout = 60  // the request is held until the test releases it
+        let transfer = transport.makeTransfer(request, client: client)
         transfer.resume()
         return transfer  // the transport is released here
     }

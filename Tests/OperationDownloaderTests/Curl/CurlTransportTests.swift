@@ -286,7 +286,7 @@ struct CurlTransportTests {
         let tag = newTag()
         let hold = "curl-cancel-\(tag)"
         let client = RecordingTransferClient()
-        let transfer = harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=20"), client: client)
+        let transfer = harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=60"), client: client)
         await server.awaitRequests(tag: tag, count: 1)
         transfer.cancel()
         client.noteCancelReturned()

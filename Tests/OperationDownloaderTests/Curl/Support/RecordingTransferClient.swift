@@ -136,7 +136,7 @@ final class RecordingTransferClient: TransferClient, @unchecked Sendable {  // `
 
     /// Waits for the completion (bounded against hangs only). False on timeout (an issue is recorded).
     @discardableResult
-    func waitForCompletion(timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+    func waitForCompletion(timeout: TimeInterval = 60, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
         let done = await finished.wait(timeout: timeout)
         if !done { Issue.record("no completion within \(timeout) s; events: \(events)", sourceLocation: sourceLocation) }
         return done
@@ -202,7 +202,9 @@ struct CurlHarness {
         _ url: URL, client: RecordingTransferClient, _ adjust: (inout TransferRequest) -> Void = { _ in }
     ) -> any TransportTransfer {
         var request = TransferRequest(urlRequest: URLRequest(url: url))
-        request.idleTimeout = 20
+        // Generous: held requests wait on the test, which a loaded machine can delay; tests of the backstop set
+        // their own.
+        request.idleTimeout = 60
         adjust(&request)
         let transfer = transport.makeTransfer(request, client: client)
         transfer.resume()
