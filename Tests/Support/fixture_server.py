@@ -33,6 +33,8 @@ import time
 import urllib.parse
 import zlib
 
+import fixture_connections
+
 # Bounds. Every sleep or wait in this file is limited by one of these.
 MAX_HOLD_SECONDS = 120.0
 DEFAULT_HOLD_SECONDS = 30.0
@@ -265,6 +267,10 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
                 self.close_connection = True
                 self._handshake_failed = True
 
+    def finish(self):
+        self.server.connections.connection_closed(self)
+        super().finish()
+
     def handle(self):
         if getattr(self, "_handshake_failed", False):
             return
@@ -390,6 +396,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         }
         log = self.server.request_log
         log.begin(tag, entry)
+        self.server.connections.request_started(self, tag)
         aborted = False
         try:
             self._route(segments, query)
@@ -404,6 +411,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
         finally:
             log.finish(tag, entry, self._status, self._bytes_sent, aborted)
+            self.server.connections.request_finished(self, tag)
 
     def _route(self, segments, query):
         head = segments[0] if segments else ""
@@ -446,6 +454,10 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._cookie_set(query)
         elif head == "cookies" and rest == ["echo"]:
             self._cookie_echo()
+        elif head == "drop-if-reused" and len(rest) == 1:
+            fixture_connections.drop_if_reused(self, rest[0], query)
+        elif head == "proxy-auth" and len(rest) == 3:
+            fixture_connections.proxy_auth(self, rest[0], rest[1], rest[2], query)
         else:
             self._not_found()
 
@@ -465,6 +477,10 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._json({"released": segments[1]})
         elif head == "_health" and len(segments) == 1:
             self._json({"ok": True})
+        elif head == "_connections" and len(segments) == 1:
+            self._json(self.server.connections.stats(tag))
+        elif head == "_live" and len(segments) == 1:
+            self._json(self.server.connections.live(tag))
         else:
             self._not_found("unknown control endpoint")
 
@@ -834,6 +850,7 @@ class FixtureServer(http.server.ThreadingHTTPServer):
         self.request_log = RequestLog()
         self.holds = HoldRegistry()
         self.flaky = FlakyCounter()
+        self.connections = fixture_connections.ConnectionLog()
 
     tls_context = None
 
@@ -884,7 +901,8 @@ def main():
         return 2
 
     mimetypes.init()  # once, before handler threads use it
-    server = FixtureServer((args.host, args.port), FixtureFiles(args.fixtures))
+    server_type = fixture_connections.server_class(FixtureServer, args.host)
+    server = server_type((args.host, args.port), FixtureFiles(args.fixtures))
     if args.tls_cert or args.tls_key:
         if not (args.tls_cert and args.tls_key):
             print("--tls-cert and --tls-key go together", file=sys.stderr, flush=True)

@@ -23,6 +23,8 @@ struct BenchmarkRunner {
             ("memory", { try MemoryBenchmark(context: context).run() }),
             ("instructions", { try InstructionsBenchmark(context: context).run() }),
             ("thumbnail", { try ThumbnailBenchmark(context: context).run() }),
+            ("transports", { try TransportBenchmark(context: context).run() }),
+            ("transport-instructions", { try TransportInstructionsBenchmark(context: context).run() }),
         ]
         let started = Clock.wall()
         for (name, body) in all where sections?.contains(name) ?? true {

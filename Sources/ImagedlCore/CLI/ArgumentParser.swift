@@ -24,10 +24,11 @@ public enum ArgumentParser {
     /// Download options that take a value (`imagedl thumbnail` passes these through for its URL inputs).
     static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--header", "--user", "--password",
-        "--http-cache", "--retry", "--input",
+        "--http-cache", "--retry", "--input", "--transport", "--cacert", "--proxy",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
+        "--insecure",
     ]
 
     private static func parseDownload(_ arguments: [String]) throws(UsageError) -> Command {
@@ -49,6 +50,7 @@ public enum ArgumentParser {
                 case "--png": options.writePNG = true
                 case "--json": options.json = true
                 case "--preview": options.preview = true
+                case "--insecure": options.insecure = true
                 default: throw UsageError("unknown option '\(name)'")
                 }
             case .option(let name, let value):
@@ -85,6 +87,9 @@ public enum ArgumentParser {
                 case "--input":
                     guard !value.isEmpty else { throw UsageError("--input needs a file of URLs, or - for stdin") }
                     options.inputFile = value
+                case "--transport": options.transport = try TransportOptions.parseTransport(value)
+                case "--cacert": options.caFile = try TransportOptions.parseCACert(value)
+                case "--proxy": options.proxy = try TransportOptions.parseProxy(value)
                 default:
                     throw UsageError("unknown option '\(name)'")
                 }
@@ -93,6 +98,7 @@ public enum ArgumentParser {
         if options.writePNG && options.outputDirectory == nil {
             throw UsageError("--png needs --output DIR")
         }
+        try TransportOptions.validate(options)
         if (options.user == nil) != (options.password == nil) {
             throw UsageError(options.user == nil ? "--password needs --user" : "--user needs --password")
         }

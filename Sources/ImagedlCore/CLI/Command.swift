@@ -52,6 +52,14 @@ public struct DownloadOptions: Equatable, Sendable {
     /// A file of URLs, one a line (`--input FILE`; "-" is stdin), read lazily as downloads finish, after any URLs
     /// given as operands. Blank lines and lines starting with "#" are skipped.
     public var inputFile: String?
+    /// `--transport curl|urlsession`; nil: curl where libcurl loads, else URLSession.
+    public var transport: TransportName?
+    /// `--insecure`: accept any certificate (`.allowInvalidSSLCertificates` on every request). Dangerous.
+    public var insecure = false
+    /// `--cacert FILE`: certificate authorities to trust instead of the system store (curl transport).
+    public var caFile: String?
+    /// `--proxy URL`: every request through this proxy (curl transport; default: the environment).
+    public var proxy: URL?
 
     public init() {}
 }

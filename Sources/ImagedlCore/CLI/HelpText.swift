@@ -10,6 +10,7 @@ enum HelpText {
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--header 'K: V']...
                        [--user U --password P] [--http-cache DIR] [--retry N] [--input FILE]
+                       [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl --input FILE [options]
         imagedl decode FILE... [--json] [--rgba OUT] [--keep-color-profile]
         imagedl thumbnail FILE|URL... --size WxH --output DIR [--fill] [--format jpeg|png|webp]
@@ -46,7 +47,8 @@ enum HelpText {
                             replaced ("name-2.png", "name-3.png", ...). --json names the exact file.
         --png               With --output: write the decoded image as PNG instead of the original bytes.
         --thumbnail WxH     Decode to fit inside W x H pixels, aspect ratio kept (never enlarged).
-        --json              Print one JSON object per URL (or per file with decode) and nothing else.
+        --json              Print one JSON object per URL (or per file with decode) and nothing else;
+                            "network" holds the transport's metrics (HTTP version, address, reuse, ...).
         --preview           Draw each image in the terminal with 24-bit colour half-blocks.
         --timeout S         Give up on a download after S seconds (default 15).
         --header 'K: V'     Send this request header; repeat for several.
@@ -63,6 +65,15 @@ enum HelpText {
                             with '#' are skipped. Read as downloads finish, so millions of lines use little
                             memory; each URL is reported when it ends (a line, or a --json object), then a
                             total. A line that is not an http(s) URL is reported on stderr (exit status 1).
+        --transport T       curl (libcurl driven by the package: HTTP/2, TLS control, proxies, metrics;
+                            the default where libcurl.so.4 loads) or urlsession (Foundation's URLSession).
+        --insecure          Accept any server certificate (self-signed, expired, wrong name). Dangerous:
+                            anyone on the path can read and change the images. curl transport only; with
+                            urlsession on Linux every https download fails instead.
+        --cacert FILE       Trust the certificate authorities in this PEM file instead of the system's
+                            (curl transport).
+        --proxy URL         Send every request through this proxy (http://host:port, socks5h://...;
+                            curl transport). Without it http_proxy/https_proxy/no_proxy are used.
         --demo              Run the offline demo described above.
         -h, --help          Show this manual.
         --version           Show the version and the codec libraries in use.

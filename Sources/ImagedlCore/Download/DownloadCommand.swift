@@ -171,6 +171,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         configuration.username = options.user
         configuration.password = options.password
         configuration.callbackQueue = queue
+        TransportOptions.apply(options, to: &configuration)
         // Streaming keeps no decoded images: the memory cache charges only pixel bytes, so a million small
         // images would hold hundreds of MB of entries it never purges (Docs/Benchmarks.md, imagedl --input).
         if options.inputFile != nil { configuration.imageCache = nil }
@@ -197,6 +198,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         var set: ImageDownloaderOptions = []
         if options.progressive { set.insert(.progressiveLoad) }
         if options.httpCacheDirectory != nil { set.insert(.useURLCache) }
+        if options.insecure { set.insert(.allowInvalidSSLCertificates) }
         return set
     }
 
@@ -282,6 +284,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             record.bytes = loaded.data?.count
             record.image = options.preview ? image : nil
             record.cacheHit = Self.isCacheHit(loaded)
+            record.network = loaded.metrics.map(NetworkSummary.init)
             record.attempts = record.cacheHit && loaded.metrics?.source != .revalidatedHTTPCache
                 ? 0 : loaded.metrics?.attemptCount ?? observedAttempts ?? 1
             if var writer = outputWriter {

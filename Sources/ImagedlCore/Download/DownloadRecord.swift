@@ -28,6 +28,8 @@ struct DownloadRecord: Sendable {
     var bytes: Int?
     /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
     var cacheHit = false
+    /// What the transport measured (`--json`'s "network"; nil for a failure or a memory-cache hit).
+    var network: NetworkSummary?
     var error: String?
     /// The exact file `--output` wrote: the folder as given, joined with the file's name.
     var savedTo: String?
@@ -67,6 +69,7 @@ struct DownloadRecord: Sendable {
             ("seconds", .double(elapsed(now: finishedAt ?? 0))),
             ("cache_hit", .bool(cacheHit)),
             ("attempts", optional(attempts)),
+            ("network", network?.json ?? .null),
             ("file", savedTo.map(JSONValue.string) ?? .null),
             ("error", error.map(JSONValue.string) ?? .null),
         ])

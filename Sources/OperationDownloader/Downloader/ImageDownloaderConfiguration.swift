@@ -24,6 +24,10 @@ public struct ImageDownloaderConfiguration {
     public var maximumDownloadDuration: TimeInterval?
     /// Which engine carries the HTTP exchanges (default `.urlSession`; see `ImageDownloaderTransport`).
     public var transport: ImageDownloaderTransport = .urlSession
+    /// Certificate verification for the curl transport: a CA file, pinned keys (URLSession ignores it).
+    public var tls: ImageDownloaderTLSConfiguration = .systemDefault
+    /// The proxy for the curl transport: the environment (default), none, or a URL (URLSession ignores it).
+    public var proxy: ImageDownloaderProxyConfiguration = .environment
     /// When failed downloads are tried again (default `.never`); the context can override it per request.
     public var retryPolicy: ImageDownloaderRetryPolicy = .never
     /// Report progress only after this fraction (0...1) of the expected size arrived since the last report

@@ -69,6 +69,11 @@ protocol TransferClient: AnyObject, Sendable {
     /// Body bytes: new ones only, decoded (gzip/deflate/br) where the transport decodes.
     func transfer(_ transfer: any TransportTransfer, didReceive data: Data)
 
+    /// The same, as the transport's own buffer, valid only during the call: a client copies what it keeps
+    /// (straight into its buffer, without the intermediate `Data`). The curl transport delivers body bytes
+    /// this way; the default (TransportSeam+Bytes.swift) wraps them in a `Data` for the method above.
+    func transfer(_ transfer: any TransportTransfer, didReceiveBytes bytes: UnsafeRawBufferPointer)
+
     /// A 3xx with a usable Location: the request to send next (the client applies the redirect policy:
     /// hop count, schemes, headers, credentials, cookies), or nil to stop following. After nil the 3xx is
     /// the final response, unless the client cancelled the transfer meanwhile.
