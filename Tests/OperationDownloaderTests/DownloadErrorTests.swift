@@ -43,7 +43,8 @@ import Testing
     @Test func serverError() async { await expectFailure("/status/500", "status500") }
     @Test func emptyBody() async { await expectFailure("/empty", "badImageData") }
     @Test func htmlBody() async { await expectFailure("/html", "badImageData") }
-    @Test func corruptImage() async { await expectFailure("/images/corrupt.jpg", "badImageData") }
+    /// The decoder's typed cause is kept (`.decodingFailed`), not flattened into a message.
+    @Test func corruptImage() async { await expectFailure("/images/corrupt.jpg", "decodingFailed") }
     /// libcurl reports a non-HTTP reply as "Received HTTP/0.9 when not allowed" (URLError -1002).
     @Test func notAnHTTPResponse() async { await expectFailure("/garbage", "network-1002") }
 
@@ -73,9 +74,12 @@ import Testing
         await expectFailure("/stall?phase=body&seconds=20&file=baseline.jpg", "network-1001") { $0.downloadTimeout = 2 }
     }
 
-    @Test func slowButNeverIdleDownloadHitsTheTotalTimeout() async {
-        // 1 KB every 300 ms never trips URLSession's idle timeout; the package's total timeout ends it.
-        await expectFailure("/drip/baseline.jpg?chunk=1024&delay_ms=300", "network-1001") { $0.downloadTimeout = 2 }
+    @Test func slowButNeverIdleDownloadHitsTheMaximumDuration() async {
+        // 1 KB every 300 ms never trips the idle timeout; `maximumDownloadDuration` ends it.
+        await expectFailure("/drip/baseline.jpg?chunk=1024&delay_ms=300", "network-1001") {
+            $0.downloadTimeout = 2
+            $0.maximumDownloadDuration = 2
+        }
     }
 
     @Test func resetMidBody() async { await expectFailure("/reset/baseline.jpg?after=20000", "network-1005") }

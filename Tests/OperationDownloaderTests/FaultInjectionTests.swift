@@ -30,6 +30,8 @@ import Testing
         var credential = false
         /// Streams hundreds of megabytes without a usable Content-Length (see `allFaultsAtOnceOnOneDownloader`).
         var streams = false
+        /// `maximumDownloadDuration` for this fault (the idle timeout cannot end a steady trickle).
+        var maximumDuration: TimeInterval?
 
         var testDescription: String { name }
     }
@@ -75,7 +77,8 @@ import Testing
         Fault(name: "redirect loop", path: "/loop", expected: "network-1007", maximumRequests: 22),
         Fault(name: "401 loop with a credential", path: "/auth-loop/tiny.png", expected: "status401", maximumRequests: 2, credential: true),
         Fault(name: "401 without a credential", path: "/auth-loop/tiny.png", expected: "status401"),
-        Fault(name: "slow drip 1 byte per 100 ms", path: "/drip/image.png?chunk=1&delay_ms=100", expected: "network-1001"),
+        Fault(name: "slow drip 1 byte per 100 ms", path: "/drip/image.png?chunk=1&delay_ms=100", expected: "network-1001",
+              maximumDuration: timeout),
         Fault(name: "garbage instead of HTTP", path: "/garbage", expected: "network-1002"),
         Fault(name: "gzip bomb (1 GiB of zeros)", path: "/gzip-bomb?n=1073741824&delay_ms=20", expected: "responseTooLarge", streams: true),
     ]
@@ -97,8 +100,10 @@ import Testing
         let tag = newTag()
         let separator = fault.path.contains("?") ? "&" : "?"
         let recorder = DownloadRecorder()
+        var context = Self.faultContext
+        context.maximumDownloadDuration = fault.maximumDuration
         let token = downloader.downloadImage(
-            server.url(fault.path + separator + "tag=\(tag)"), context: Self.faultContext,
+            server.url(fault.path + separator + "tag=\(tag)"), context: context,
             progress: recorder.progress, completed: recorder.completed)
         #expect(token != nil)
         // Generous bound: the timeout plus room for a loaded machine; a hang fails here instead of never ending.
@@ -144,7 +149,7 @@ import Testing
         var recorders: [(Fault, DownloadRecorder)] = []
         // A longer total timeout than alone: the streaming faults keep corelibs' one shared work queue busy
         // (it delivers what libcurl already read even after a cancel), which delays every other transfer.
-        let context = ImageDownloaderContext(maximumResponseSize: Self.limit, downloadTimeout: 10)
+        let context = ImageDownloaderContext(maximumResponseSize: Self.limit, downloadTimeout: 10, maximumDownloadDuration: 10)
         for fault in Self.faults where !fault.credential && !fault.streams {
             let separator = fault.path.contains("?") ? "&" : "?"
             let url = server.url(fault.path + separator + "tag=\(tag)")

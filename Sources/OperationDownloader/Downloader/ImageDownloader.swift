@@ -42,11 +42,39 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
 
     private struct Entry {
         let operation: any ImageDownloaderOperationProtocol
-        let cacheOnce: OnceFlag
+        /// The memory-cache writes done for this operation's callers (one per variant).
+        let cacheWrites: CacheWrites
+
+        /// Finished or cancelled: never joined again.
+        var isClosed: Bool { operation.isFinished || operation.isCancelled }
+    }
+
+    /// One caller of `downloadImage`, as the operation needs it.
+    private struct Caller {
+        let options: ImageDownloaderOptions
+        let progress: ImageDownloaderProgressHandler?
+        let queue: DispatchQueue?
+        let variant: ImageVariant
+        let transformer: (any ImageTransformer)?
+        let allowsIncompleteImages: Bool
+
+        init(
+            options: ImageDownloaderOptions, context: ImageDownloaderContext, progress: ImageDownloaderProgressHandler?,
+            allowsIncompleteImages: Bool
+        ) {
+            self.options = options
+            self.progress = progress
+            self.queue = context.callbackQueue
+            self.variant = ImageVariant(options: options, context: context)
+            self.transformer = context.transformer
+            self.allowsIncompleteImages = allowsIncompleteImages
+        }
     }
 
     private let lock = NSLock()
     private let storedConfiguration: ImageDownloaderConfiguration
+    /// The timer behind every operation's timeouts.
+    let deadlineMonitor: DeadlineMonitor
     private let session: URLSession
     private let router = SessionRouter()
     private let queue = OperationQueue()
@@ -61,6 +89,11 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     private var operations: [String: Entry] = [:]
     private var liveOperations = 0
     private var invalidated = false
+    /// `invalidate(cancelPendingOperations: true)` was called: an operation still being queued is cancelled.
+    private var cancelsEverything = false
+    /// LIFO: the order operations were published in (see `enqueue`).
+    private var lifoSequence: [ObjectIdentifier: UInt64] = [:]
+    private var nextSequence: UInt64 = 0
     /// Set by `invalidate`: how to end the session once the last operation has finished.
     private var pendingSessionInvalidation: SessionInvalidation?
 
@@ -69,7 +102,13 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     }
 
     /// Creates a downloader with its own session and queue; `configuration` is copied.
-    public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration()) {
+    public convenience init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration()) {
+        self.init(configuration: configuration, deadlineMonitor: .shared)
+    }
+
+    /// `deadlineMonitor`: the timer behind the operations' timeouts (tests pass one on a manual clock).
+    init(configuration: ImageDownloaderConfiguration, deadlineMonitor: DeadlineMonitor) {
+        self.deadlineMonitor = deadlineMonitor
         var configuration = configuration
         configuration.maxConcurrentDownloads = max(1, configuration.maxConcurrentDownloads)
         let sessionConfiguration = (configuration.sessionConfiguration.copy() as? URLSessionConfiguration) ?? .default
@@ -79,7 +118,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.httpCookieAcceptPolicy = .never
-        sessionConfiguration.timeoutIntervalForRequest = Self.sessionTimeout(configuration.downloadTimeout)
+        sessionConfiguration.timeoutIntervalForRequest = DownloadSettings.backstopTimeout(idle: configuration.downloadTimeout)
         sessionConfiguration.httpMaximumConnectionsPerHost = max(
             sessionConfiguration.httpMaximumConnectionsPerHost, configuration.maxConcurrentDownloads)
         configuration.sessionConfiguration = sessionConfiguration
@@ -117,11 +156,6 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         #endif
     }
 
-    /// URLSession on Linux truncates the timeout to whole seconds (0.5 fails at once): round up, at least 1.
-    static func sessionTimeout(_ seconds: TimeInterval) -> TimeInterval {
-        guard seconds.isFinite, seconds > 0 else { return 15 }
-        return max(1, seconds.rounded(.up))
-    }
 
     // MARK: - Settings
 
@@ -214,6 +248,10 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
 
     /// `plain`: the request is `URLRequest(url:)` made by the URL entry point, so the request to send can be
     /// built afresh instead of copied and mutated (see `prepareRequest`).
+    ///
+    /// No lock is held while user code runs (the request modifier, a custom operation class's initialiser,
+    /// `addHandlers` and properties, `OperationQueue.addOperation`): the lock only guards the map of
+    /// operations in flight, and the operation is published there only once its first caller is added.
     private func download(
         _ request: URLRequest, plain: Bool, options: ImageDownloaderOptions, context: ImageDownloaderContext?,
         progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?
@@ -223,48 +261,76 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
             return nil
         }
         let context = context ?? ImageDownloaderContext()
-        let identifier = context.cacheIdentifier
+        let caller = Caller(
+            options: options, context: context, progress: progress,
+            allowsIncompleteImages: context.allowsIncompleteImages ?? storedConfiguration.allowsIncompleteImages)
+        let cacheIdentifier = caller.variant.additionalIdentifier(cacheIdentifier: context.cacheIdentifier)
         if Self.allowsCachedData(request.cachePolicy), let cache = storedConfiguration.imageCache,
-           let image = cache.image(for: request, withAdditionalIdentifier: identifier) {
+           let image = cache.image(for: request, withAdditionalIdentifier: cacheIdentifier) {
             completed?(image, nil, nil, true)
             return nil
         }
-        let key = Self.coalescingKey(url: url, identifier: identifier)
-        let handlers = (progress: progress, completed: wrap(completed, request: request, identifier: identifier))
+        let key = coalescingKey(url: url, identifier: context.cacheIdentifier, variant: caller.variant)
+        let answer = wrap(completed, request: request, identifier: cacheIdentifier)
 
-        // Join an operation in flight if there is one (its handlers are added under the lock, so it cannot
-        // finish in between: a finished or cancelled operation refuses new callers and is never reused).
-        if let token = lock.withLock({ join(key: key, url: url, options: options, context: context, handlers: handlers) }) {
-            return token
-        }
-        if lock.withLock({ invalidated }) {
-            completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
-            return nil
-        }
-        // User code (the request modifier) runs outside the lock.
-        guard let prepared = prepareRequest(request, plain: plain, options: options, context: context) else {
-            completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
-            return nil
-        }
-        let operation = makeOperation(request: prepared, options: options, context: context)
-        let cacheOnce = OnceFlag()
-        let outcome: (ImageDownloadToken?, Bool) = lock.withLock {
-            if let token = join(key: key, url: url, options: options, context: context, handlers: handlers) {
-                return (token, false)
+        var made: (operation: any ImageDownloaderOperationProtocol, request: URLRequest)?
+        // A few rounds at most: each one either joins the operation in flight, or publishes its own; a round is
+        // lost only to a concurrent caller that published first (or to an operation closing as we join it).
+        for _ in 0..<8 {
+            if let token = joinInFlight(key: key, url: url, caller: caller, answer: answer) { return token }
+            if lock.withLock({ invalidated }) {
+                completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
+                return nil
             }
-            if invalidated { return (nil, true) }
-            guard let callerToken = addHandlers(to: operation, handlers: (handlers.progress, handlers.completed(cacheOnce)), queue: context.callbackQueue) else {
-                return (nil, true)
+            if made == nil {
+                // User code (the request modifier) runs outside the lock.
+                guard let prepared = prepareRequest(request, plain: plain, options: options, context: context) else {
+                    completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
+                    return nil
+                }
+                if let refusal = refusal(for: prepared) {
+                    // Never queued: no progress call, no operation.
+                    completed?(nil, nil, refusal, true)
+                    return nil
+                }
+                made = (makeOperation(request: prepared, options: options, context: context), prepared)
             }
-            operations[key] = Entry(operation: operation, cacheOnce: cacheOnce)
-            liveOperations += 1
-            enqueue(operation, key: key)
-            return (ImageDownloadToken(url: url, request: prepared, operation: operation, callerToken: callerToken, coalescingKey: key, downloader: self), false)
+            guard let (operation, prepared) = made else { break }
+            let writes = CacheWrites()
+            // Our caller first: nobody else can reach the operation yet, so it cannot have closed.
+            guard let callerToken = addHandlers(to: operation, caller: caller, completed: answer(writes)) else { break }
+            let published: Bool? = lock.withLock {
+                if invalidated { return nil }
+                if operations[key] != nil { return false }
+                operations[key] = Entry(operation: operation, cacheWrites: writes)
+                liveOperations += 1
+                return true
+            }
+            switch published {
+            case nil:
+                completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
+                return nil
+            case false?:
+                // Another caller of the key published first: join it (this operation is dropped unstarted,
+                // and its caller record with it, never answered).
+                made = nil
+                continue
+            case true?:
+                enqueue(operation, key: key)
+                return ImageDownloadToken(
+                    url: url, request: prepared, operation: operation, callerToken: callerToken, coalescingKey: key,
+                    downloader: self)
+            }
         }
-        if outcome.1 {
-            completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
-        }
-        return outcome.0
+        completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
+        return nil
+    }
+
+    /// Why the prepared request (after the request modifier) cannot be loaded at all: no URL, a scheme the
+    /// transport cannot load (`.invalidURL`), or a host it cannot reach on this platform (`.unsupportedOnPlatform`).
+    private func refusal(for request: URLRequest) -> ImageDownloaderError? {
+        guard let url = request.url, Self.isSupported(url) else { return .invalidURL }
+        return URLSessionLimits.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) }
     }
 
     /// Cancels every queued and running download; each caller gets `.cancelled` once.
@@ -280,6 +346,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         let first: Bool = lock.withLock {
             if invalidated { return false }
             invalidated = true
+            cancelsEverything = cancelPendingOperations
             return true
         }
         guard first else { return }
@@ -332,20 +399,29 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         }
     }
 
-    static func coalescingKey(url: URL, identifier: String?) -> String {
-        guard let identifier, !identifier.isEmpty else { return url.absoluteString }
-        return url.absoluteString + "\u{1F}" + identifier
+    /// One operation per URL + cache identifier. Callers with different variants share it, except on a custom
+    /// operation class that is no `ImageDownloaderOperation` (it decodes once, with its own settings): there
+    /// each variant gets its own operation.
+    private func coalescingKey(url: URL, identifier: String?, variant: ImageVariant) -> String {
+        var key = url.absoluteString
+        if let identifier, !identifier.isEmpty { key += "\u{1F}" + identifier }
+        if let type = storedConfiguration.operationClass, !(type is ImageDownloaderOperation.Type) {
+            key += "\u{1F}\(variant.decoding == nil ? "data" : "image")\u{1F}\(variant.decoding?.maximumPixelCount ?? 0)\u{1F}"
+                + variant.cacheKey
+        }
+        return key
     }
 
-    /// The completion wrapper that adds the image to the memory cache once per operation, before the caller
-    /// runs (so a request made from the completion already hits the cache).
+    /// The completion wrapper that adds the caller's image to the memory cache (under the caller's variant)
+    /// once per operation and variant, before the caller runs (so a request made from the completion already
+    /// hits the cache).
     private func wrap(
         _ completed: ImageDownloaderCompletedHandler?, request: URLRequest, identifier: String?
-    ) -> (OnceFlag) -> ImageDownloaderCompletedHandler? {
+    ) -> (CacheWrites) -> ImageDownloaderCompletedHandler? {
         guard let cache = storedConfiguration.imageCache else { return { _ in completed } }
-        return { once in
+        return { writes in
             { image, data, error, finished in
-                if finished, error == nil, let image, !image.isIncomplete, once.claim(),
+                if finished, error == nil, let image, !image.isIncomplete, writes.claim(identifier ?? ""),
                    cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) {
                     cache.add(image, for: request, withAdditionalIdentifier: identifier)
                 }
@@ -354,17 +430,20 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         }
     }
 
-    /// Under `lock`: adds a caller to the operation in flight for `key`, raising its priority if needed.
-    private func join(
-        key: String, url: URL, options: ImageDownloaderOptions, context: ImageDownloaderContext,
-        handlers: (progress: ImageDownloaderProgressHandler?, completed: (OnceFlag) -> ImageDownloaderCompletedHandler?)
+    /// Adds a caller to the operation in flight for `key`, if there is one that still takes callers, and
+    /// raises its priority if needed. The lock is held only to read the map.
+    private func joinInFlight(
+        key: String, url: URL, caller: Caller, answer: (CacheWrites) -> ImageDownloaderCompletedHandler?
     ) -> ImageDownloadToken? {
-        guard let entry = operations[key], !entry.operation.isFinished, !entry.operation.isCancelled,
-              let callerToken = addHandlers(
-                to: entry.operation, handlers: (handlers.progress, handlers.completed(entry.cacheOnce)),
-                queue: context.callbackQueue)
-        else { return nil }
-        let wanted = Self.priority(for: options)
+        guard let entry = lock.withLock({ operations[key] }) else { return nil }
+        guard !entry.isClosed,
+              let callerToken = addHandlers(to: entry.operation, caller: caller, completed: answer(entry.cacheWrites))
+        else {
+            // It no longer takes callers: forget it, so the next round publishes a fresh operation.
+            lock.withLock { if operations[key]?.operation === entry.operation { operations[key] = nil } }
+            return nil
+        }
+        let wanted = Self.priority(for: caller.options)
         if wanted.rawValue > entry.operation.queuePriority.rawValue { entry.operation.queuePriority = wanted }
         return ImageDownloadToken(
             url: url, request: entry.operation.request, operation: entry.operation, callerToken: callerToken,
@@ -372,14 +451,14 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     }
 
     private func addHandlers(
-        to operation: any ImageDownloaderOperationProtocol,
-        handlers: (progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?),
-        queue: DispatchQueue?
+        to operation: any ImageDownloaderOperationProtocol, caller: Caller, completed: ImageDownloaderCompletedHandler?
     ) -> AnyObject? {
         if let own = operation as? ImageDownloaderOperation {
-            return own.addHandlers(forProgress: handlers.progress, completed: handlers.completed, queue: queue)
+            return own.addHandlers(
+                forProgress: caller.progress, completed: completed, queue: caller.queue, variant: caller.variant,
+                transformer: caller.transformer, allowsIncompleteImages: caller.allowsIncompleteImages)
         }
-        return operation.addHandlers(forProgress: handlers.progress, completed: handlers.completed)
+        return operation.addHandlers(forProgress: caller.progress, completed: completed)
     }
 
     static func priority(for options: ImageDownloaderOptions) -> Operation.QueuePriority {
@@ -398,7 +477,8 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     private func prepareRequest(
         _ request: URLRequest, plain: Bool, options: ImageDownloaderOptions, context: ImageDownloaderContext
     ) -> URLRequest? {
-        let timeout = Self.sessionTimeout(context.downloadTimeout ?? storedConfiguration.downloadTimeout)
+        // The transport's own timeout is a backstop: the operation enforces the idle timeout itself.
+        let timeout = DownloadSettings.backstopTimeout(idle: context.downloadTimeout ?? storedConfiguration.downloadTimeout)
         let policy: URLRequest.CachePolicy = options.contains(.useURLCache) ? request.cachePolicy : .reloadIgnoringLocalCacheData
         var prepared: URLRequest
         if plain, let url = request.url {
@@ -441,6 +521,8 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         merged.codersManager = context.codersManager ?? configuration.codersManager
         merged.maximumResponseSize = context.maximumResponseSize ?? configuration.maximumResponseSize
         merged.downloadTimeout = context.downloadTimeout ?? configuration.downloadTimeout
+        merged.maximumDownloadDuration = context.maximumDownloadDuration ?? configuration.maximumDownloadDuration
+        merged.allowsIncompleteImages = context.allowsIncompleteImages ?? configuration.allowsIncompleteImages
         merged.progressiveDecodingInterval = context.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
         merged.maximumPixelCount = context.maximumPixelCount ?? configuration.maximumPixelCount
         merged.httpCache = context.httpCache ?? configuration.httpCache
@@ -456,12 +538,15 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         return operation
     }
 
-    /// Under `lock`: registers the operation with the router and the queue (LIFO: as a dependency of every
-    /// pending operation, so it starts before all of them).
+    /// Registers the operation with the router and the queue. Without the lock: `addOperation` and a custom
+    /// operation's properties are user code. LIFO: each pending operation waits for every newer one; which is
+    /// newer is decided by a sequence number taken under the lock, so two operations queued at once never wait
+    /// for each other (a cycle would hang both).
     private func enqueue(_ operation: any ImageDownloaderOperationProtocol, key: String) {
         let router = self.router
         router.register(operation)
         if let own = operation as? ImageDownloaderOperation {
+            own.deadlineMonitor = deadlineMonitor
             own.onTaskCreated { [weak router, weak own] task in
                 guard let router, let own else { return }
                 router.bind(task, to: own)
@@ -486,18 +571,33 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
                 finished(operation)
             }
         }
-        if storedConfiguration.executionOrder == .lifo {
-            for pending in queue.operations where !pending.isExecuting && !pending.isFinished && pending !== operation {
-                pending.addDependency(operation)
-            }
-        }
+        if storedConfiguration.executionOrder == .lifo { orderNewestFirst(operation) }
         queue.addOperation(operation)
+        // `invalidate(cancelPendingOperations: true)` ran while this operation was being queued.
+        if lock.withLock({ cancelsEverything }) { operation.cancel() }
+    }
+
+    /// LIFO: makes every pending operation published before `operation` wait for it, and `operation` wait for
+    /// any published after it that is already queued (concurrent `downloadImage` calls).
+    private func orderNewestFirst(_ operation: any ImageDownloaderOperationProtocol) {
+        let sequence: UInt64 = lock.withLock {
+            nextSequence += 1
+            lifoSequence[ObjectIdentifier(operation)] = nextSequence
+            return nextSequence
+        }
+        let pending = queue.operations.filter { $0 !== operation && !$0.isExecuting && !$0.isFinished }
+        let order = lock.withLock { pending.map { lifoSequence[ObjectIdentifier($0)] } }
+        for (other, otherSequence) in zip(pending, order) {
+            guard let otherSequence else { continue }
+            if otherSequence < sequence { other.addDependency(operation) } else { operation.addDependency(other) }
+        }
     }
 
     private func operationFinished(_ operation: any ImageDownloaderOperationProtocol, key: String) {
         router.unregister(operation)
         let drained: Bool = lock.withLock {
             if operations[key]?.operation === operation { operations[key] = nil }
+            lifoSequence[ObjectIdentifier(operation)] = nil
             liveOperations -= 1
             return invalidated && liveOperations == 0
         }

@@ -1,18 +1,30 @@
 import Foundation
 import Decoding
 
-/// One caller of an operation: its handlers, the queue they run on, and whether it was cancelled.
-/// The record itself is the caller's cancel token (`addHandlers` returns it).
-final class CallbackRecord: @unchecked Sendable {  // handlers and queue are immutable; `cancelled` is a lock-guarded flag
+/// One caller of an operation: its handlers, the queue they run on, what it wants made of the bytes (its
+/// variant), and whether it was cancelled. The record itself is the caller's cancel token (`addHandlers`
+/// returns it).
+final class CallbackRecord: @unchecked Sendable {  // everything is immutable except `cancelled`, a lock-guarded flag
     let progress: ImageDownloaderProgressHandler?
     let completed: ImageDownloaderCompletedHandler?
     let queue: DispatchQueue
+    /// How this caller's image is decoded and transformed (SPEC §10).
+    let variant: ImageVariant
+    let transformer: (any ImageTransformer)?
+    /// Deliver a truncated image marked `isIncomplete` instead of failing with `.badImageData`.
+    let allowsIncompleteImages: Bool
     private let cancelled = OnceFlag()
 
-    init(progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, queue: DispatchQueue) {
+    init(
+        progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, queue: DispatchQueue,
+        variant: ImageVariant, transformer: (any ImageTransformer)?, allowsIncompleteImages: Bool
+    ) {
         self.progress = progress
         self.completed = completed
         self.queue = queue
+        self.variant = variant
+        self.transformer = transformer
+        self.allowsIncompleteImages = allowsIncompleteImages
     }
 
     /// Set when the caller's token was cancelled: progress and partial images queued before then are dropped.

@@ -27,7 +27,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     private let originalRequest: URLRequest
     private let options: ImageDownloaderOptions
     private let context: ImageDownloaderContext
-    private let callbackQueue: DispatchQueue
+    /// Timeouts, limits, queues: resolved once from the context (the defaults live in `DownloadSettings`).
+    private let settings: DownloadSettings
+    private var callbackQueue: DispatchQueue { settings.callbackQueue }
+    /// The variant of callers added through the protocol's `addHandlers` (the operation's own options and context).
+    private let defaultVariant: ImageVariant
     /// Decoding (partial and final) runs on `coderQueue`, never on the session's delegate queue. Created on
     /// first use: a download that needs no decoding, decryptor or cache write never makes one.
     private var coderQueueStorage: DispatchQueue?
@@ -58,6 +62,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// Some caller registered a progress handler: only then are progress snapshots of the callers taken
     /// (each read of the callback store is a barrier-queue `sync`, on every chunk of every download).
     private var hasProgressHandlers = false
+    /// Some caller wants an image decoded (not `.avoidDecodeImage`): only then is there a final decode step.
+    private var anyCallerDecodes = false
     /// Our redirect handler is deciding: `task.cancel()` waits until its completion handler was called.
     /// corelibs Foundation traps ("Received callback for HTTP redirection, but we're not waiting for it")
     /// when a redirect completion handler runs after the task was cancelled, so the two are serialized.
@@ -67,8 +73,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// `task.cancel()` was issued: a redirect completion handler must never be called after this.
     private var taskCancelIssued = false
     private var progressive: ProgressiveDecoding?
-    /// The total-timeout registration with the shared deadline monitor, while running.
-    private var timeoutRegistration: DeadlineMonitor.Registration?
+    /// Checks the first body bytes for a non-image (nil once decided, or when not sniffing).
+    private var sniffer: BodySniffer?
+    /// The idle timeout and `maximumDownloadDuration` of the transfer, while it runs.
+    private var timeouts: TransferTimeouts?
+    /// The timer behind the timeouts (tests inject one on a manual clock).
+    private var storedDeadlineMonitor = DeadlineMonitor.shared
     private var backgroundTask: (provider: any BackgroundTaskProvider, id: Int)?
     private var measured: ImageDownloadMetrics
     private var storedCredential: URLCredential?
@@ -104,7 +114,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.borrowedSession = session
         self.options = options
         self.context = context ?? ImageDownloaderContext()
-        self.callbackQueue = self.context.callbackQueue ?? ImageDownloader.platformDefaultCallbackQueue
+        self.settings = DownloadSettings(options: options, context: self.context)
+        self.defaultVariant = ImageVariant(options: options, context: self.context)
         self.measured = ImageDownloadMetrics(queuedAt: Date())
         self.httpTransaction = HTTPCacheTransaction(
             request: request, cache: self.context.httpCache, useURLCache: options.contains(.useURLCache),
@@ -137,6 +148,24 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     /// The options this operation was created with.
     public var downloadOptions: ImageDownloaderOptions { options }
+
+    /// The timer behind this operation's timeouts (the process-wide one unless the downloader injects another).
+    var deadlineMonitor: DeadlineMonitor {
+        get { lock.withLock { storedDeadlineMonitor } }
+        set { lock.withLock { storedDeadlineMonitor = newValue } }
+    }
+
+    /// Also the transfer's priority (`URLSessionTask.priority`: `.high` 0.75, `.low` 0.25), raised with it when
+    /// a caller with a higher priority joins.
+    open override var queuePriority: Operation.QueuePriority {
+        get { super.queuePriority }
+        set {
+            super.queuePriority = newValue
+            guard let task = lock.withLock({ task }) else { return }
+            let priority = URLSessionLimits.taskPriority(for: newValue)
+            if task.priority != priority { task.priority = priority }
+        }
+    }
 
     // MARK: - Operation state (manual KVO)
 
@@ -172,23 +201,51 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     public func addHandlers(
         forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?
     ) -> AnyObject? {
-        let record = CallbackRecord(progress: progress, completed: completed, queue: callbackQueue)
+        let record = CallbackRecord(
+            progress: progress, completed: completed, queue: callbackQueue, variant: resolved(defaultVariant),
+            transformer: context.transformer, allowsIncompleteImages: context.allowsIncompleteImages ?? false)
         return add(record)
     }
 
-    /// Adds a caller whose handlers run on `queue` instead of the operation's callback queue.
+    /// Adds a caller whose handlers run on `queue` (nil: the operation's callback queue) and who wants its own
+    /// variant of the image (SPEC §10): the transfer is shared, the decode is per variant.
     func addHandlers(
         forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
-        queue: DispatchQueue?
+        queue: DispatchQueue?, variant: ImageVariant, transformer: (any ImageTransformer)?, allowsIncompleteImages: Bool
     ) -> AnyObject? {
-        let record = CallbackRecord(progress: progress, completed: completed, queue: queue ?? callbackQueue)
+        let record = CallbackRecord(
+            progress: progress, completed: completed, queue: queue ?? callbackQueue, variant: resolved(variant),
+            transformer: transformer, allowsIncompleteImages: allowsIncompleteImages)
         return add(record)
+    }
+
+    /// `variant` with the operation's pixel limit where it sets none, so equal decodes compare equal.
+    private func resolved(_ variant: ImageVariant) -> ImageVariant {
+        guard var decoding = variant.decoding, decoding.maximumPixelCount == nil else { return variant }
+        decoding.maximumPixelCount = context.maximumPixelCount ?? ImageDecodingOptions.defaultMaximumPixelCount
+        var copy = variant
+        copy.decoding = decoding
+        return copy
     }
 
     private func add(_ record: CallbackRecord) -> AnyObject? {
-        // Set before the record is visible, so no progress report can miss it.
-        if record.progress != nil { lock.withLock { hasProgressHandlers = true } }
-        return callbacks.add(record) ? record : nil
+        // Set before the record is visible, so no progress report (or final decode) can miss it.
+        if record.progress != nil || record.variant.decoding != nil {
+            lock.withLock {
+                if record.progress != nil { hasProgressHandlers = true }
+                if record.variant.decoding != nil { anyCallerDecodes = true }
+            }
+        }
+        guard callbacks.add(record) else { return nil }
+        // A variant decoded progressively gets its incremental decoder (from the bytes so far) when it joins.
+        if let decoding = record.variant.decoding {
+            lock.withLock {
+                progressive?.addStream(
+                    for: decoding, options: decoding.options(url: originalRequest.url, defaultMaximumPixelCount: nil),
+                    received: buffer)
+            }
+        }
+        return record
     }
 
     /// Reports progress to every caller that has a progress handler.
@@ -247,12 +304,31 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             finish(error: cancelled ? ImageDownloaderError.cancelled : ImageDownloaderError.network(error), cancelTask: false)
             return
         }
+        // Refused before any task exists: a request without a URL is a fatal error inside corelibs, and an
+        // IPv6 literal host fails there with an unexplained -1000.
+        let refusal: ImageDownloaderError?
+        if let url = requestToSend.url {
+            refusal = URLSessionLimits.unsupportedReason(for: url).map { ImageDownloaderError.unsupportedOnPlatform($0) }
+        } else {
+            refusal = .invalidURL
+        }
+        if let refusal {
+            lock.withLock {
+                measured.startedAt = Date()
+                phase = .running
+            }
+            finish(error: refusal, cancelTask: false)
+            return
+        }
         let session = lock.withLock { borrowedSession } ?? makeOwnedSession()
         let newTask = session.dataTask(with: requestToSend)
+        let priority = URLSessionLimits.taskPriority(for: queuePriority)
+        if priority != newTask.priority { newTask.priority = priority }
         let cancelledWhileStarting: Bool = lock.withLock {
             task = newTask
             measured.startedAt = Date()
             phase = .running
+            if settings.sniffsBody { sniffer = BodySniffer() }
             return cancelRequested
         }
         lock.withLock { taskCreated }?(newTask)
@@ -260,16 +336,27 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             finish(error: ImageDownloaderError.cancelled, cancelTask: true)
             return
         }
-        if options.contains(.progressiveLoad), context.decryptor == nil {
-            let made = ProgressiveDecoding(
-                queue: coderQueue, manager: context.codersManager ?? .shared, options: decodingOptions(),
-                interval: context.progressiveDecodingInterval ?? 0.1)
-            lock.withLock { progressive = made }
-        }
+        if settings.decodesProgressively { startProgressiveDecoding() }
         reportProgress(0, -1)
         post(.imageDownloadStart)
-        scheduleTimeout()
+        startTimeouts()
         newTask.resume()
+    }
+
+    /// One incremental decoder per distinct decoding variant of the callers so far (later ones add theirs
+    /// when they join, see `add`).
+    private func startProgressiveDecoding() {
+        let made = ProgressiveDecoding(
+            queue: coderQueue, manager: settings.codersManager, interval: settings.progressiveDecodingInterval
+        ) { [weak self] image, decoding in self?.deliverPartial(image, decoding: decoding) }
+        // Visible first: a caller added from now on adds its own stream; those added before are in the snapshot.
+        lock.withLock { progressive = made }
+        let url = originalRequest.url
+        for decoding in Set(callbacks.snapshot.compactMap(\.variant.decoding)) {
+            lock.withLock {
+                made.addStream(for: decoding, options: decoding.options(url: url, defaultMaximumPixelCount: nil), received: buffer)
+            }
+        }
     }
 
     /// A fresh (or policy-allowed) HTTP cache entry: no task; the same callbacks, notifications and decoding
@@ -322,10 +409,17 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// Ends the download: answers every remaining caller once, releases buffers, decoder, task and session,
     /// then flips `isFinished`. Only the first call has an effect. `alsoPosting` are notifications that go out
     /// right after `imageDownloadStop` (when this call posts it) and before the answers.
-    private func finish(
-        image: DecodedImage? = nil, data: Data? = nil, error: (any Error)?, cancelTask: Bool,
-        alsoPosting: [Notification.Name] = []
-    ) {
+    private func finish(error: any Error, cancelTask: Bool, alsoPosting: [Notification.Name] = []) {
+        finish(.failure(error), cancelTask: cancelTask, alsoPosting: alsoPosting)
+    }
+
+    /// How a download ends: one error for every caller, or the decoded variants.
+    private enum Ending {
+        case failure(any Error)
+        case images(FinalImages)
+    }
+
+    private func finish(_ ending: Ending, cancelTask: Bool, alsoPosting: [Notification.Name] = []) {
         struct Taken {
             var task: URLSessionDataTask?
             var postStop: Bool
@@ -341,7 +435,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         guard let taken else { return }
         let deferred = cancelTask ? cancelSafely(taken.task) : false
         let notifications = (taken.postStop ? [.imageDownloadStop] : []) + alsoPosting
-        answerAll(image: image, data: data, error: error, after: notifications)
+        answerAll(ending, after: notifications)
         // With a cancel deferred behind a redirect decision, the owned session must not cancel the task either.
         releaseResources(cancelSession: cancelTask && !deferred)
         setFinished()
@@ -364,37 +458,48 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     }
 
     private func answerAll(error: any Error) {
-        answerAll(image: nil, data: nil, error: error, after: [])
+        answerAll(.failure(error), after: [])
     }
 
     /// Closes the callback store and answers every caller once. The notifications and the answers of the
     /// callers on the operation's callback queue go out in ONE block on that queue, in this order (a thread
     /// hop per caller and per notification was measurable); callers with their own queue get a block there.
-    private func answerAll(image: DecodedImage?, data: Data?, error: (any Error)?, after notifications: [Notification.Name]) {
+    private func answerAll(_ ending: Ending, after notifications: [Notification.Name]) {
+        typealias Answer = (image: DecodedImage?, data: Data?, error: (any Error)?)
         let notifications = postsNotifications ? notifications : []
-        var sameQueue: [ImageDownloaderCompletedHandler] = []
+        var sameQueue: [(ImageDownloaderCompletedHandler, Answer)] = []
         for record in callbacks.closeAndTakeAll() {
             guard let completed = record.completed else { continue }
+            let answer: Answer
+            switch ending {
+            case .failure(let error):
+                answer = (nil, nil, error)
+            case .images(let images):
+                // Each caller its own variant, or the error that fails it alone (a transformer's, a truncation).
+                let (image, error) = images.answer(for: record)
+                answer = (image, error == nil ? images.data : nil, error)
+            }
             if record.queue === callbackQueue {
-                sameQueue.append(completed)
+                sameQueue.append((completed, answer))
             } else {
-                record.deliverFinal(image: image, data: data, error: error)
+                record.deliverFinal(image: answer.image, data: answer.data, error: answer.error)
             }
         }
         guard !notifications.isEmpty || !sameQueue.isEmpty else { return }
         callbackQueue.async { [self, sameQueue] in
             for name in notifications { NotificationCenter.default.post(name: name, object: self) }
-            for completed in sameQueue { completed(image, data, error, true) }
+            for (completed, answer) in sameQueue { completed(answer.image, answer.data, answer.error, true) }
         }
     }
 
     /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.
     private func releaseResources(cancelSession: Bool = false) {
-        let (session, timeout, background) = lock.withLock {
-            let taken = (ownedSession, timeoutRegistration, backgroundTask)
+        let (session, timeouts, background) = lock.withLock {
+            let taken = (ownedSession, self.timeouts, backgroundTask)
             ownedSession = nil
             borrowedSession = nil
-            timeoutRegistration = nil
+            self.timeouts = nil
+            sniffer = nil
             backgroundTask = nil
             task = nil
             buffer = Data()
@@ -405,14 +510,14 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             return taken
         }
         httpTransaction.release()
-        if let timeout { DeadlineMonitor.shared.unregister(timeout) }
+        timeouts?.stop()
         if cancelSession { session?.invalidateAndCancel() } else { session?.finishTasksAndInvalidate() }
         if let background { background.provider.endBackgroundTask(background.id) }
     }
 
     private func makeOwnedSession() -> URLSession {
         let configuration = URLSessionConfiguration.default
-        configuration.timeoutIntervalForRequest = 15
+        configuration.timeoutIntervalForRequest = DownloadSettings.backstopTimeout(idle: settings.idleTimeout)
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieStorage = nil
@@ -428,20 +533,31 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         lock.withLock { backgroundTask = (provider, id) }
     }
 
-    /// The total download timeout: URLSession on Linux ignores the resource timeout, so the package enforces it,
-    /// with one timer shared by every download (see `DeadlineMonitor`).
-    private func scheduleTimeout() {
-        let seconds = max(1, context.downloadTimeout ?? 15)
-        let registration = DeadlineMonitor.shared.register(after: seconds) { [weak self] in
-            self?.finish(error: ImageDownloaderError.network(URLError(.timedOut)), cancelTask: true)
-        }
+    /// The idle timeout and `maximumDownloadDuration`, enforced by the package for the transfer only (see
+    /// `TransferTimeouts`); URLSession's own request timeout is a whole-second backstop.
+    private func startTimeouts() {
+        let made = TransferTimeouts(
+            monitor: deadlineMonitor, idle: settings.idleTimeout, maximumDuration: settings.maximumDownloadDuration)
         let keep: Bool = lock.withLock {
             guard phase == .running else { return false }
-            timeoutRegistration = registration
+            timeouts = made
             return true
         }
         // Finished before this point (a cancel from the start progress callback): releaseResources has run.
-        if !keep { DeadlineMonitor.shared.unregister(registration) }
+        guard keep else { return }
+        made.start { [weak self] in
+            self?.finish(error: ImageDownloaderError.network(URLError(.timedOut)), cancelTask: true)
+        }
+    }
+
+    /// The transfer made progress (any event): the idle clock starts over.
+    private func noteActivity() {
+        lock.withLock { timeouts }?.noteActivity()
+    }
+
+    /// The transfer is over (complete, or failed): what follows (decoding) never times out.
+    private func stopTimeouts() {
+        lock.withLock { timeouts }?.stop()
     }
 
     /// `ImageDownloaderContext.postsNotifications`; an operation made without a downloader posts them.
@@ -485,6 +601,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         // Always allow: `.cancel` is ignored on Linux, so a rejected response is ended with `task.cancel()`.
         defer { completionHandler(.allow) }
         guard isCurrent(dataTask) else { return }
+        noteActivity()
         var response = response
         var fromCache: CachedHTTPResponse?
         if let http = response as? HTTPURLResponse {
@@ -516,6 +633,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         let hasCredential: Bool = lock.withLock {
             currentResponse = response
             buffer = Data()  // an authentication retry sends a second response
+            if sniffer != nil { sniffer = BodySniffer() }
             lastReportedSize = -1
             measured.responseAt = Date()
             measured.statusCode = status
@@ -544,7 +662,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             return
         }
         let announced = response.expectedContentLength
-        let limit = context.maximumResponseSize ?? Int.max
+        let limit = settings.maximumResponseSize
         if announced > 0, announced > Int64(limit) {
             finish(error: ImageDownloaderError.responseTooLarge(Int(clamping: announced)), cancelTask: true)
             return
@@ -564,13 +682,22 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     }
 
     open func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        enum Action { case drop, tooLarge(Int), accept(report: (Int, Int)?, progressive: ProgressiveDecoding?) }
-        let limit = context.maximumResponseSize ?? Int.max
+        enum Action {
+            case drop, tooLarge(Int)
+            case accept(report: (Int, Int)?, progressive: ProgressiveDecoding?, offset: Int, timeouts: TransferTimeouts?)
+        }
+        let limit = settings.maximumResponseSize
+        if let verdict = sniff(data, from: dataTask), case .notAnImage(let what) = verdict {
+            // Said at once, and the rest of the body is never fetched.
+            finish(error: ImageDownloaderError.badImageData("not an image: the body is \(what)"), cancelTask: true)
+            return
+        }
         let action: Action = lock.withLock {
             // Data keeps arriving after cancel() on Linux: drop it.
             guard phase == .running, task === dataTask, !awaitingAuthRetry else { return .drop }
             let (total, overflow) = buffer.count.addingReportingOverflow(data.count)
             if overflow || total > limit { return .tooLarge(overflow ? Int.max : total) }
+            let offset = buffer.count
             if buffer.isEmpty { measured.firstByteAt = Date() }
             buffer.append(data)
             measured.receivedBytes = total
@@ -582,28 +709,57 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
                 lastReportedSize = total
                 report = (total, expected)
             }
-            return .accept(report: report, progressive: progressive)
+            return .accept(report: report, progressive: progressive, offset: offset, timeouts: timeouts)
         }
         switch action {
         case .drop:
             return
         case .tooLarge(let size):
             finish(error: ImageDownloaderError.responseTooLarge(size), cancelTask: true)
-        case .accept(let report, let progressive):
+        case .accept(let report, let progressive, let offset, let timeouts):
+            timeouts?.noteActivity()
             if let (received, expected) = report { reportProgress(received, expected) }
-            progressive?.feed(data) { [weak self] image in self?.deliverPartial(image) }
+            progressive?.feed(data, at: offset)
         }
     }
 
-    private func deliverPartial(_ image: DecodedImage) {
+    /// While the first bytes are being checked (`BodySniffer`): feeds them, outside the lock (coders'
+    /// `canDecode` is user code). Events of one task never overlap, so the sniffer is not fed twice at once.
+    private func sniff(_ data: Data, from dataTask: URLSessionDataTask) -> BodySniffer.Verdict? {
+        guard var pending = lock.withLock({ phase == .running && task === dataTask && !awaitingAuthRetry ? sniffer : nil })
+        else { return nil }
+        let coders = settings.codersManager
+        let verdict = pending.feed(data) { coders.coders }
+        lock.withLock {
+            if sniffer != nil { sniffer = verdict == .undecided ? pending : nil }
+        }
+        return verdict
+    }
+
+    /// A partial image of the incremental decoder for `decoding`: to each caller of that decoding, through
+    /// its transformer (once per distinct transformer; a transformer that throws on a partial image just
+    /// skips it: a caller never sees untransformed pixels).
+    private func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding) {
         guard lock.withLock({ phase == .running }) else { return }
-        var image = image
-        image.scale = decodingOptions().scaleFactor
-        for record in callbacks.snapshot { record.deliverPartial(image) }
+        var transformed: [String: DecodedImage?] = [:]
+        for record in callbacks.snapshot where record.variant.decoding == decoding {
+            guard let transformer = record.transformer else {
+                record.deliverPartial(image)
+                continue
+            }
+            let key = record.variant.transformerKey ?? ""
+            if transformed[key] == nil { transformed[key] = .some(try? transformer.transform(image)) }
+            if case .some(.some(var output)) = transformed[key] {
+                output.isIncomplete = true
+                record.deliverPartial(output)
+            }
+        }
     }
 
     open func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard isCurrent(task) else { return }
+        // The transfer is over: decoding never counts against a timeout.
+        stopTimeouts()
         if let error {
             let failure: ImageDownloaderError
             if let urlError = error as? URLError {
@@ -628,11 +784,11 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         }
         // Nothing to decode, decrypt or store: answered from here, without a hop to a coder queue, and the
         // stop/finish notifications leave in the same callback-queue block as the answers.
-        let nothingToDo = options.contains(.avoidDecodeImage) && context.decryptor == nil && !httpTransaction.mayStore
+        let nothingToDo = context.decryptor == nil && !httpTransaction.mayStore
         let (data, progressive, report, toStore, inline):
             (Data, ProgressiveDecoding?, Bool, HTTPURLResponse?, Bool) = lock.withLock {
             // Decided once, here: `finish` posts the stop notification on the inline path.
-            let inline = nothingToDo && self.progressive == nil
+            let inline = nothingToDo && !anyCallerDecodes && self.progressive == nil
             if !inline { stopPosted = true }
             if let revalidated {
                 // A 304 has no body: the download's bytes are the stored ones.
@@ -657,7 +813,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             if let toStore { transaction.completed(toStore, data: data) }
             decodeAndFinish(data, progressive: progressive)
         }
-        if options.contains(.avoidDecodeImage) {
+        if !lock.withLock({ anyCallerDecodes }) {
             coderQueue.async(execute: work)
         } else {
             // Full-size bitmaps are what peak memory is made of: at most one final decode per core at a time.
@@ -687,65 +843,46 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     // MARK: - Decoding
 
-    private func decodingOptions() -> ImageDecodingOptions {
-        let key = originalRequest.url?.absoluteString ?? ""
-        return ImageDecodingOptions(
-            scaleFactor: context.imageScaleFactor ?? imageScaleFactor(forKey: key),
-            thumbnailPixelSize: context.thumbnailPixelSize,
-            scaleDownLimitBytes: options.contains(.scaleDownLargeImages) ? ImageDecodingOptions.defaultScaleDownLimitBytes : nil,
-            decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
-            maximumPixelCount: context.maximumPixelCount ?? ImageDecodingOptions.defaultMaximumPixelCount)
-    }
-
-    /// On the coder queue (or the delegate queue when there is nothing to decode): decryptor, then the
-    /// incremental decoder's final image or a one-shot decode. `alsoPosting` goes to `finish`.
+    /// On the coder queue (or the delegate queue when there is nothing to decode): decryptor, then the final
+    /// images, one per variant the callers want (`FinalImages`: the incremental decoders' final images, else a
+    /// one-shot decode each). `alsoPosting` goes to `finish`.
     private func decodeAndFinish(
         _ received: Data, progressive: ProgressiveDecoding?, alsoPosting notifications: [Notification.Name] = []
     ) {
-        func finish(image: DecodedImage? = nil, data: Data? = nil, error: (any Error)?, cancelTask: Bool) {
-            self.finish(image: image, data: data, error: error, cancelTask: cancelTask, alsoPosting: notifications)
+        func fail(_ error: ImageDownloaderError) {
+            finish(error: error, cancelTask: false, alsoPosting: notifications)
         }
         guard lock.withLock({ phase == .running }) else { return }
         guard !received.isEmpty else {
-            finish(error: ImageDownloaderError.badImageData("empty response body"), cancelTask: false)
+            fail(.badImageData("empty response body"))
             return
         }
         if httpTransaction.isCachedBody(received) {
-            finish(error: ImageDownloaderError.cacheNotModified, cancelTask: false)
+            fail(.cacheNotModified)
             return
         }
         var data = received
         if let decryptor = context.decryptor {
             guard let decrypted = decryptor.decryptedData(with: received, response: response), !decrypted.isEmpty else {
-                finish(error: ImageDownloaderError.badImageData("the decryptor returned no data"), cancelTask: false)
+                fail(.badImageData("the decryptor returned no data"))
                 return
             }
             data = decrypted
         }
-        if options.contains(.avoidDecodeImage) {
-            finish(image: nil, data: data, error: nil, cancelTask: false)
-            return
+        let url = originalRequest.url
+        let coders = settings.codersManager
+        var finished: [ImageVariant.Decoding: FinalImages.Outcome] = [:]
+        for (decoding, outcome) in progressive?.finish() ?? [:] {
+            let scale = decoding.options(url: url, defaultMaximumPixelCount: nil).scaleFactor
+            finished[decoding] = FinalImages.checked(outcome, data: data, scale: scale, coders: coders.coders)
         }
-        let decoded: Result<DecodedImage, any Error>
-        if let result = progressive?.finish() {
-            decoded = result
-        } else {
-            let manager = context.codersManager ?? .shared
-            let options = decodingOptions()
-            decoded = Result { try manager.decode(data, options: options) }
-        }
-        switch decoded {
-        case .success(var image):
-            guard image.width > 0, image.height > 0, !image.pixels.isEmpty else {
-                finish(error: ImageDownloaderError.badImageData("image has zero pixels"), cancelTask: false)
-                return
-            }
-            image.scale = decodingOptions().scaleFactor
-            image.isIncomplete = false
-            finish(image: image, data: data, error: nil, cancelTask: false)
-        case .failure(let error):
-            finish(error: ImageDownloaderError.badImageData(String(describing: error)), cancelTask: false)
-        }
+        let images = FinalImages(
+            data: data, url: url, manager: coders, maximumPixelCount: context.maximumPixelCount,
+            finishedProgressively: finished)
+        // Decoded while callers can still join (the store is open); a caller joining after this gets its
+        // variant decoded when it is answered.
+        if lock.withLock({ anyCallerDecodes }) { images.prepare(callbacks.snapshot) }
+        finish(.images(images), cancelTask: false, alsoPosting: notifications)
     }
 
     // MARK: - URLSessionTaskDelegate
@@ -829,8 +966,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             return nil
         }
         let scheme = request.url?.scheme?.lowercased()
-        guard scheme == "http" || scheme == "https", request.url?.host?.isEmpty == false else {
+        guard scheme == "http" || scheme == "https", let url = request.url, url.host?.isEmpty == false else {
             finish(error: ImageDownloaderError.network(URLError(.unsupportedURL)), cancelTask: true)
+            return nil
+        }
+        if let reason = URLSessionLimits.unsupportedReason(for: url) {
+            finish(error: ImageDownloaderError.unsupportedOnPlatform(reason), cancelTask: true)
             return nil
         }
         var redirected = request

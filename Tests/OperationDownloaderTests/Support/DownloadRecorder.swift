@@ -97,6 +97,7 @@ extension ImageDownloaderError {
         switch self {
         case .invalidURL: return "invalidURL"
         case .badImageData: return "badImageData"
+        case .decodingFailed: return "decodingFailed"
         case .cacheNotModified: return "cacheNotModified"
         case .notModified: return "notModified"
         case .invalidDownloadOperation: return "invalidDownloadOperation"

@@ -1,0 +1,32 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What URLSession cannot load on this platform, said before any request is made.
+enum URLSessionLimits {
+    /// Why URLSession cannot load `url` here, or nil when it can.
+    ///
+    /// corelibs Foundation (Linux) fails every IPv6 literal host with error -1000 (bad URL): `URL.host` is "::1"
+    /// while libcurl's parsed host is "[::1]", and `_EasyHandle.set(url:)` refuses the mismatch
+    /// ("URLSession and curl did not agree on URL host") before any connection is made.
+    static func unsupportedReason(for url: URL) -> String? {
+        #if canImport(FoundationNetworking)
+        if let host = url.host, host.contains(":") {
+            return "URLSession on Linux (corelibs Foundation) cannot load IPv6 literal hosts such as [\(host)] "
+                + "(it fails every such request with error -1000); use ImageDownloaderConfiguration.transport = .curl"
+        }
+        #endif
+        return nil
+    }
+
+    /// `URLSessionTask.priority` for an operation's queue priority (SPEC §10: `.highPriority` 0.75,
+    /// `.lowPriority` 0.25, otherwise the default 0.5).
+    static func taskPriority(for priority: Operation.QueuePriority) -> Float {
+        switch priority {
+        case .veryHigh, .high: return 0.75
+        case .veryLow, .low: return 0.25
+        default: return 0.5
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Decoding
+import Testing
+@testable import OperationDownloader
+
+/// Issue 12, point 3 (SPEC §10): `downloadTimeout` is an idle timeout, `maximumDownloadDuration` caps a
+/// transfer, both stop when the transfer completes (decoding never counts), and 0 means 15 s.
+/// The deadline tests run on a manual clock: the test moves time, so nothing depends on the machine's speed.
+@Suite struct TimeoutTests {
+    let server = FixtureServer.shared
+
+    private func makeDownloader(
+        monitor: DeadlineMonitor, _ adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in }
+    ) -> (ImageDownloader, DispatchQueue) {
+        let queue = DispatchQueue(label: "test.callbacks")
+        var configuration = ImageDownloaderConfiguration()
+        configuration.callbackQueue = queue
+        adjust(&configuration)
+        return (ImageDownloader(configuration: configuration, deadlineMonitor: monitor), queue)
+    }
+
+    // MARK: - The monitor's idle registrations
+
+    @Test func anIdleDeadlineMovesWithActivityAndFiresOnceIdle() {
+        let (monitor, clock) = makeManualMonitor()
+        let activity = Locked<UInt64>(monitor.now())
+        let fired = Locked(0)
+        _ = monitor.register(idle: 1, lastActivity: { activity.current }) { fired.withLock { $0 += 1 } }
+        clock.advance(by: 0.8)
+        activity.withLock { $0 = monitor.now() }
+        clock.advance(by: 0.5)   // 1.3 s after the start, 0.5 s after the activity
+        #expect(fired.current == 0)
+        clock.advance(by: 0.6)   // 1.1 s after the activity
+        #expect(fired.current == 1)
+        clock.advance(by: 10)
+        #expect(fired.current == 1)
+        #expect(monitor.pendingCount == 0)
+    }
+
+    @Test func unregisteringAnIdleDeadlineWhileItIsCheckedWins() {
+        let (monitor, clock) = makeManualMonitor()
+        let fired = Locked(0)
+        let box = Locked<DeadlineMonitor.Registration?>(nil)
+        // The owner's `lastActivity` unregisters (as a finishing operation would, on another thread).
+        let registration = monitor.register(idle: 1, lastActivity: {
+            if let registration = box.current { monitor.unregister(registration) }
+            return 0
+        }) { fired.withLock { $0 += 1 } }
+        box.withLock { $0 = registration }
+        clock.advance(by: 2)
+        #expect(fired.current == 0)
+        #expect(monitor.pendingCount == 0)
+    }
+
+    // MARK: - Downloads
+
+    @Test func noByteForTheIdleTimeoutFailsWithTimedOut() async throws {
+        let (monitor, clock) = makeManualMonitor()
+        let (downloader, queue) = makeDownloader(monitor: monitor) { $0.downloadTimeout = 5 }
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=60"), completed: recorder.completed)
+        await server.awaitRequests(tag: tag, count: 1)
+        #expect(await waitUntil { monitor.pendingCount == 1 })
+        clock.advance(by: 4.9)
+        await drain(queue)
+        #expect(recorder.finals.isEmpty)
+        clock.advance(by: 0.2)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "network-1001", "got \(String(describing: recorder.error))")
+        server.release(tag)
+    }
+
+    @Test func aZeroTimeoutMeansFifteenSeconds() async throws {
+        let (monitor, clock) = makeManualMonitor()
+        let (downloader, queue) = makeDownloader(monitor: monitor) { $0.downloadTimeout = 0 }
+        #expect(downloader.configuration.sessionConfiguration.timeoutIntervalForRequest == 15)
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=60"), context: ImageDownloaderContext(downloadTimeout: -3),
+            completed: recorder.completed)
+        await server.awaitRequests(tag: tag, count: 1)
+        #expect(await waitUntil { monitor.pendingCount == 1 })
+        clock.advance(by: 14.9)
+        await drain(queue)
+        #expect(recorder.finals.isEmpty)
+        clock.advance(by: 0.2)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "network-1001")
+        server.release(tag)
+        #expect(DownloadSettings.idleTimeout(0) == 15 && DownloadSettings.idleTimeout(.nan) == 15)
+        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 1 && DownloadSettings.backstopTimeout(idle: 2.5) == 3)
+    }
+
+    @Test func maximumDownloadDurationFromTheContextCapsTheTransfer() async throws {
+        let (monitor, clock) = makeManualMonitor()
+        let (downloader, _) = makeDownloader(monitor: monitor) { $0.downloadTimeout = 100 }
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=60"),
+            context: ImageDownloaderContext(maximumDownloadDuration: 2), completed: recorder.completed)
+        await server.awaitRequests(tag: tag, count: 1)
+        #expect(await waitUntil { monitor.pendingCount == 2 })
+        clock.advance(by: 2.1)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "network-1001")
+        server.release(tag)
+        #expect(await waitUntil { monitor.pendingCount == 0 })
+    }
+
+    /// A debug-build decode of a large image used to fail a healthy download as a network timeout.
+    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
+    func decodingNeverCountsAgainstEitherTimeout() async throws {
+        let (monitor, clock) = makeManualMonitor()
+        let coder = try #require(BlockingCoder.wrapping(fixture: "image.png"))
+        let (downloader, _) = makeDownloader(monitor: monitor) {
+            $0.downloadTimeout = 1
+            $0.maximumDownloadDuration = 2
+            $0.codersManager = TestCoders.manager(with: coder)
+        }
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(server.url("/images/image.png?tag=\(newTag())"), completed: recorder.completed)
+        await coder.started()
+        // The transfer is complete and its timeouts are gone; an hour of decoding changes nothing.
+        #expect(monitor.pendingCount == 0)
+        clock.advance(by: 3600)
+        coder.proceed.signal()
+        await recorder.waitForCompletion()
+        #expect(recorder.final?.image?.width == 160, "got \(String(describing: recorder.error))")
+    }
+
+    /// End to end on the real clock: a transfer far longer than its idle timeout, but never idle that long.
+    @Test func aSteadyTransferLongerThanTheIdleTimeoutSucceeds() async throws {
+        let (downloader, _) = OperationDownloaderTests.makeDownloader { $0.downloadTimeout = 1 }
+        let recorder = DownloadRecorder()
+        // 55916 bytes in 4 KB chunks every 250 ms: about 3.5 s in total, never 1 s without a byte.
+        downloader.downloadImage(
+            server.url("/drip/image.png?chunk=4096&delay_ms=250&tag=\(newTag())"), completed: recorder.completed)
+        await recorder.waitForCompletion(timeout: 60)
+        #expect(recorder.final?.image?.width == 160, "got \(String(describing: recorder.error))")
+    }
+}
+
+/// Wraps a coder; a one-shot decode tells `started()` waiters, then waits (bounded) for `proceed`.
+final class BlockingCoder: ImageCoder, @unchecked Sendable {  // `lock` guards the start state; `base` is immutable
+    let proceed = DispatchSemaphore(value: 0)
+    private let base: any ImageCoder
+    private let lock = NSLock()
+    private var hasStarted = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Returns once a decode has started.
+    func started() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = lock.withLock {
+                if hasStarted { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    init(base: any ImageCoder) {
+        self.base = base
+    }
+
+    static func wrapping(fixture: String) -> BlockingCoder? {
+        guard let data = try? FixtureServer.fixtureData(fixture),
+              let base = ImageCodersManager.shared.coders.last(where: { $0.canDecode(data) }) else { return nil }
+        return BlockingCoder(base: base)
+    }
+
+    func canDecode(_ data: Data) -> Bool { base.canDecode(data) }
+
+    func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+        let waiting: [CheckedContinuation<Void, Never>] = lock.withLock {
+            hasStarted = true
+            defer { waiters = [] }
+            return waiters
+        }
+        waiting.forEach { $0.resume() }
+        _ = proceed.wait(timeout: .now() + 60)
+        return try base.decode(data, options: options)
+    }
+}
