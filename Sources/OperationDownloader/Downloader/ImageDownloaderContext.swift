@@ -1,5 +1,8 @@
 import Foundation
 import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Per-request overrides of the downloader's settings. `nil` fields take the downloader's value.
 ///
@@ -48,6 +51,17 @@ public struct ImageDownloaderContext: Sendable {
     public var transformer: (any ImageTransformer)?
     /// Overrides `ImageDownloaderConfiguration.retryPolicy` for this request.
     public var retryPolicy: ImageDownloaderRetryPolicy?
+
+    // Filled in by the downloader for the operations it makes (any operation class gets them through `init`).
+
+    /// The transport the downloader carries its transfers on (nil: the operation uses its session).
+    var transport: (any DownloadTransport)?
+    /// The timer behind the timeouts (nil: the process-wide one).
+    var deadlineMonitor: DeadlineMonitor?
+    /// The memory cache the operation writes each variant's image to before answering, and the request the
+    /// images are cached for (the caller's, before the request modifier).
+    var memoryCache: (any ImageRequestCache)?
+    var memoryCacheRequest: URLRequest?
 
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,

@@ -13,11 +13,14 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
     let transformer: (any ImageTransformer)?
     /// Deliver a truncated image marked `isIncomplete` instead of failing with `.badImageData`.
     let allowsIncompleteImages: Bool
+    /// The additional identifier of this caller's memory-cache entry (cache identifier and variant).
+    let memoryCacheIdentifier: String?
     private let cancelled = OnceFlag()
 
     init(
         progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, queue: DispatchQueue,
-        variant: ImageVariant, transformer: (any ImageTransformer)?, allowsIncompleteImages: Bool
+        variant: ImageVariant, transformer: (any ImageTransformer)?, allowsIncompleteImages: Bool,
+        memoryCacheIdentifier: String?
     ) {
         self.progress = progress
         self.completed = completed
@@ -25,6 +28,7 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
         self.variant = variant
         self.transformer = transformer
         self.allowsIncompleteImages = allowsIncompleteImages
+        self.memoryCacheIdentifier = memoryCacheIdentifier
     }
 
     /// Set when the caller's token was cancelled: progress and partial images queued before then are dropped.

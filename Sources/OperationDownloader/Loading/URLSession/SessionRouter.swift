@@ -3,19 +3,20 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The delegate of a downloader's one session: forwards each task's callbacks to the operation that owns
-/// the task.
+/// The delegate of a URLSession transport's one session: forwards each task's callbacks to the delegate that
+/// owns the task.
 ///
-/// Operations create their tasks themselves (custom operation classes included), so the router learns the
-/// task of an operation lazily: on the first callback for an unknown task it looks through the operations
-/// registered with it and remembers the match. A separate object (not the downloader) so the session, which
-/// retains its delegate until invalidated, does not keep the downloader alive.
+/// A transfer binds its task before resuming it: to the operation when it has one (its overridable
+/// `URLSessionDataDelegate` methods hand the events back to the transfer), else to the transfer itself.
+/// Custom operation classes that create their own tasks on the session are registered instead, and found
+/// on the first callback of an unknown task by their `dataTask`. A separate object (not the downloader) so
+/// the session, which retains its delegate until invalidated, does not keep the downloader alive.
 final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // `lock` guards both maps
     private let lock = NSLock()
     private var unmatched: [ObjectIdentifier: any ImageDownloaderOperationProtocol] = [:]
-    private var byTask: [Int: any ImageDownloaderOperationProtocol] = [:]
+    private var byTask: [Int: any URLSessionDataDelegate] = [:]
 
-    /// Routes callbacks to `operation` once it has created its task.
+    /// Routes the callbacks of the tasks `operation` creates itself (found by its `dataTask`).
     func register(_ operation: any ImageDownloaderOperationProtocol) {
         lock.withLock { unmatched[ObjectIdentifier(operation)] = operation }
     }
@@ -23,21 +24,24 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     /// Forgets `operation` (it finished).
     func unregister(_ operation: any ImageDownloaderOperationProtocol) {
         lock.withLock {
-            unmatched[ObjectIdentifier(operation)] = nil
-            if let id = byTask.first(where: { $0.value === operation })?.key { byTask[id] = nil }
+            if unmatched.removeValue(forKey: ObjectIdentifier(operation)) == nil,
+               let id = byTask.first(where: { $0.value === operation })?.key {
+                byTask[id] = nil
+            }
         }
     }
 
-    /// Routes `task` to `operation` at once (our own operations report their task before resuming it,
-    /// which spares the lookup through unmatched operations).
-    func bind(_ task: URLSessionTask, to operation: any ImageDownloaderOperationProtocol) {
+    /// Routes `task` to `delegate` (a transfer binds its task before resuming it).
+    func bind(_ task: URLSessionTask, to delegate: any URLSessionDataDelegate) {
         lock.withLock {
-            unmatched[ObjectIdentifier(operation)] = nil
-            byTask[task.taskIdentifier] = operation
+            if let operation = delegate as? any ImageDownloaderOperationProtocol {
+                unmatched[ObjectIdentifier(operation)] = nil
+            }
+            byTask[task.taskIdentifier] = delegate
         }
     }
 
-    private func operation(for task: URLSessionTask) -> (any ImageDownloaderOperationProtocol)? {
+    private func delegate(for task: URLSessionTask) -> (any URLSessionDataDelegate)? {
         lock.withLock {
             if let found = byTask[task.taskIdentifier] { return found }
             guard let (key, found) = unmatched.first(where: { $0.value.dataTask === task }) else { return nil }
@@ -57,16 +61,16 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        guard let operation = operation(for: dataTask) else {
+        guard let delegate = delegate(for: dataTask) else {
             // A task nobody owns any more (its operation finished): stop it.
             dataTask.cancel()
             completionHandler(.allow)
             return
         }
         #if canImport(FoundationNetworking)
-        operation.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+        delegate.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
         #else
-        if let forward = operation.urlSession(_:dataTask:didReceive:completionHandler:) {
+        if let forward = delegate.urlSession(_:dataTask:didReceive:completionHandler:) {
             forward(session, dataTask, response, completionHandler)
         } else {
             completionHandler(.allow)
@@ -75,21 +79,21 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let operation = operation(for: dataTask) else { return }
+        guard let delegate = delegate(for: dataTask) else { return }
         #if canImport(FoundationNetworking)
-        operation.urlSession(session, dataTask: dataTask, didReceive: data)
+        delegate.urlSession(session, dataTask: dataTask, didReceive: data)
         #else
-        operation.urlSession?(session, dataTask: dataTask, didReceive: data)
+        delegate.urlSession?(session, dataTask: dataTask, didReceive: data)
         #endif
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let operation = operation(for: task) else { return }
+        guard let delegate = delegate(for: task) else { return }
         forget(task)
         #if canImport(FoundationNetworking)
-        operation.urlSession(session, task: task, didCompleteWithError: error)
+        delegate.urlSession(session, task: task, didCompleteWithError: error)
         #else
-        operation.urlSession?(session, task: task, didCompleteWithError: error)
+        delegate.urlSession?(session, task: task, didCompleteWithError: error)
         #endif
     }
 
@@ -98,14 +102,14 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         // No owner: refuse (default handling hangs on Linux).
-        guard let operation = operation(for: task) else {
+        guard let delegate = delegate(for: task) else {
             completionHandler(.cancelAuthenticationChallenge, nil)
             return
         }
         #if canImport(FoundationNetworking)
-        operation.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+        delegate.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
         #else
-        if let forward = operation.urlSession(_:task:didReceive:completionHandler:) {
+        if let forward = delegate.urlSession(_:task:didReceive:completionHandler:) {
             forward(session, task, challenge, completionHandler)
         } else {
             completionHandler(.performDefaultHandling, nil)
@@ -117,18 +121,18 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard let operation = operation(for: task) else {
+        guard let delegate = delegate(for: task) else {
             // No owner: its operation finished and has cancelled (or is cancelling) the task. Calling the
             // completion handler after a cancel traps in corelibs Foundation, so cancel and drop it.
             task.cancel()
             return
         }
         #if canImport(FoundationNetworking)
-        operation.urlSession(
+        delegate.urlSession(
             session, task: task, willPerformHTTPRedirection: response, newRequest: request,
             completionHandler: completionHandler)
         #else
-        if let forward = operation.urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:) {
+        if let forward = delegate.urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:) {
             forward(session, task, response, request, completionHandler)
         } else {
             completionHandler(request)
