@@ -12,10 +12,11 @@ import Testing
     let server = FixtureServer.shared
 
     private func download(
-        _ path: String, options: ImageDownloaderOptions = [], context: ImageDownloaderContext? = nil,
+        _ transport: ImageDownloaderTransport, _ path: String, options: ImageDownloaderOptions = [],
+        context: ImageDownloaderContext? = nil,
         configure: (inout ImageDownloaderConfiguration) -> Void = { _ in }
     ) async -> (DownloadRecorder, String) {
-        let (downloader, queue) = makeDownloader(configure)
+        let (downloader, queue) = makeDownloader(transport, configure)
         let tag = newTag()
         let separator = path.contains("?") ? "&" : "?"
         let recorder = DownloadRecorder()
@@ -37,18 +38,20 @@ import Testing
 
     // MARK: - Truncation (point 5)
 
-    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"))
-    func aTruncatedJPEGIsBadImageDataNamingTheTruncation() async {
-        let (recorder, _) = await download("/images/baseline.jpg?truncate=30000")
+    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"), arguments: TestTransports.all)
+    func aTruncatedJPEGIsBadImageDataNamingTheTruncation(_ transport: ImageDownloaderTransport) async {
+        let (recorder, _) = await download(transport, "/images/baseline.jpg?truncate=30000")
         #expect(recorder.downloaderError?.caseName == "badImageData", "got \(String(describing: recorder.error))")
         #expect(message(recorder).contains("truncated"), "\(message(recorder))")
         #expect(recorder.final?.image == nil)
     }
 
-    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"))
-    func allowsIncompleteImagesDeliversTheTruncatedImageMarkedIncompleteAndNeverCachesIt() async throws {
+    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"), arguments: TestTransports.all)
+    func allowsIncompleteImagesDeliversTheTruncatedImageMarkedIncompleteAndNeverCachesIt(
+        _ transport: ImageDownloaderTransport
+    ) async throws {
         let cache = AutoPurgingImageCache()
-        let (recorder, _) = await download("/images/baseline.jpg?truncate=30000") {
+        let (recorder, _) = await download(transport, "/images/baseline.jpg?truncate=30000") {
             $0.allowsIncompleteImages = true
             $0.imageCache = cache
         }
@@ -57,31 +60,34 @@ import Testing
         #expect(cache.count == 0)
         // Per caller, the context wins; a progressive load says the same at the end.
         let (progressive, _) = await download(
-            "/images/baseline.jpg?truncate=30000", options: .progressiveLoad,
+            transport, "/images/baseline.jpg?truncate=30000", options: .progressiveLoad,
             context: ImageDownloaderContext(allowsIncompleteImages: false)) { $0.allowsIncompleteImages = true }
         #expect(progressive.downloaderError?.caseName == "badImageData")
     }
 
     // MARK: - Non-images (point 6)
 
-    @Test func htmlServedAsAnImageSaysItIsAnHTMLPage() async {
-        let (recorder, _) = await download("/html")
+    @Test(arguments: TestTransports.all)
+    func htmlServedAsAnImageSaysItIsAnHTMLPage(_ transport: ImageDownloaderTransport) async {
+        let (recorder, _) = await download(transport, "/html")
         #expect(recorder.downloaderError?.caseName == "badImageData")
         #expect(message(recorder).contains("HTML"), "\(message(recorder))")
     }
 
-    @Test func jsonAndTextSayWhatTheyAre() async {
+    @Test(arguments: TestTransports.all) func jsonAndTextSayWhatTheyAre(_ transport: ImageDownloaderTransport) async {
         let json = "%7B%22error%22%3A%20%22not%20found%22%2C%20%22detail%22%3A%20%22no%20such%20image%20here%22%7D"
-        let (asJSON, _) = await download("/status/200?ct=image/jpeg&body=\(json)")
+        let (asJSON, _) = await download(transport, "/status/200?ct=image/jpeg&body=\(json)")
         #expect(message(asJSON).contains("JSON"), "\(message(asJSON))")
-        let (asText, _) = await download("/status/200?ct=image/png&body=Service%20temporarily%20unavailable%2C%20try%20later")
+        let text = "Service%20temporarily%20unavailable%2C%20try%20later"
+        let (asText, _) = await download(transport, "/status/200?ct=image/png&body=\(text)")
         #expect(message(asText).contains("text"), "\(message(asText))")
     }
 
     /// 200 MiB of zeros as image/jpeg: decided after the first few KB, and the transfer is cancelled.
-    @Test func twoHundredMebibytesOfZerosFailFastAndTheClientGoesAway() async throws {
+    @Test(arguments: TestTransports.all)
+    func twoHundredMebibytesOfZerosFailFastAndTheClientGoesAway(_ transport: ImageDownloaderTransport) async throws {
         let size = 200 * 1024 * 1024
-        let (recorder, tag) = await download("/bytes?n=\(size)&fill=zero&ct=image/jpeg&delay_ms=5")
+        let (recorder, tag) = await download(transport, "/bytes?n=\(size)&fill=zero&ct=image/jpeg&delay_ms=5")
         #expect(recorder.downloaderError?.caseName == "badImageData")
         #expect(message(recorder).contains("zeros"), "\(message(recorder))")
         #expect((recorder.progressList.map(\.0).max() ?? 0) < 8 * 1024 * 1024)
@@ -90,30 +96,34 @@ import Testing
         #expect((logged.bytesSent ?? size) < 32 * 1024 * 1024, "\(String(describing: logged.bytesSent)) bytes sent")
     }
 
-    @Test func aDataOnlyCallerStillGetsTheBytesOfANonImage() async {
-        let (recorder, _) = await download("/html", options: .avoidDecodeImage)
+    @Test(arguments: TestTransports.all)
+    func aDataOnlyCallerStillGetsTheBytesOfANonImage(_ transport: ImageDownloaderTransport) async {
+        let (recorder, _) = await download(transport, "/html", options: .avoidDecodeImage)
         #expect(recorder.final?.error == nil)
         #expect(recorder.final?.data?.isEmpty == false)
     }
 
     /// A custom coder claiming the bytes is never overruled by the sniffing.
-    @Test func aCoderThatClaimsTextIsNeverOverruled() async {
+    @Test(arguments: TestTransports.all)
+    func aCoderThatClaimsTextIsNeverOverruled(_ transport: ImageDownloaderTransport) async {
         let manager = ImageCodersManager(coders: [TextImageCoder()])
-        let (recorder, _) = await download("/html", context: ImageDownloaderContext(codersManager: manager))
+        let (recorder, _) = await download(transport, "/html", context: ImageDownloaderContext(codersManager: manager))
         #expect(recorder.final?.image?.width == 1, "got \(String(describing: recorder.error))")
     }
 
     /// "No decoder" only when a decoder is really missing, and then naming the library to install.
-    @Test func aMissingCodecLibraryIsUnsupportedOnPlatformNamingIt() async {
+    @Test(arguments: TestTransports.all)
+    func aMissingCodecLibraryIsUnsupportedOnPlatformNamingIt(_ transport: ImageDownloaderTransport) async {
         let manager = ImageCodersManager(coders: [WebPCoder(soname: "libwebp-missing-for-test.so.7")])
-        let (recorder, _) = await download("/images/image.webp", context: ImageDownloaderContext(codersManager: manager))
+        let (recorder, _) = await download(transport, "/images/image.webp", context: ImageDownloaderContext(codersManager: manager))
         #expect(recorder.downloaderError?.caseName == "unsupportedOnPlatform", "got \(String(describing: recorder.error))")
         #expect(message(recorder).contains("libwebp") && message(recorder).contains("apt-get install"), "\(message(recorder))")
     }
 
-    @Test func anImageFormatNoRegisteredCoderKnowsKeepsTheTypedCause() async {
+    @Test(arguments: TestTransports.all)
+    func anImageFormatNoRegisteredCoderKnowsKeepsTheTypedCause(_ transport: ImageDownloaderTransport) async {
         let manager = ImageCodersManager(coders: [])
-        let (recorder, _) = await download("/images/tiny.png", context: ImageDownloaderContext(codersManager: manager))
+        let (recorder, _) = await download(transport, "/images/tiny.png", context: ImageDownloaderContext(codersManager: manager))
         if case .decodingFailed(let cause)? = recorder.downloaderError {
             #expect(cause == .unsupportedFormat)
         } else {

@@ -18,9 +18,11 @@ import Testing
 
     /// Up to 4 at once, the cache never exceeds what libcurl keeps with a single transfer attached: every
     /// download reuses one of at most `maxConcurrentDownloads` connections, decoding or not.
-    @Test(arguments: [ImageDownloaderOptions.avoidDecodeImage, []])
-    func downloadsReuseAtMostMaxConcurrentConnections(options: ImageDownloaderOptions) async throws {
-        let (downloader, _) = makeDownloader { $0.maxConcurrentDownloads = 4 }
+    @Test(arguments: [ImageDownloaderOptions.avoidDecodeImage, []], TestTransports.all)
+    func downloadsReuseAtMostMaxConcurrentConnections(
+        options: ImageDownloaderOptions, _ transport: ImageDownloaderTransport
+    ) async throws {
+        let (downloader, _) = makeDownloader(transport) { $0.maxConcurrentDownloads = 4 }
         let tag = newTag()
         let recorders = (0..<120).map { index in
             let recorder = DownloadRecorder()

@@ -94,9 +94,11 @@ import Testing
         }
     }
 
-    @Test(arguments: faults)
-    func faultGivesATypedErrorAndTheDownloaderRecovers(_ fault: Fault) async throws {
-        let (downloader, queue) = makeDownloader { Self.configure(&$0, credential: fault.credential) }
+    @Test(arguments: faults, TestTransports.all)
+    func faultGivesATypedErrorAndTheDownloaderRecovers(
+        _ fault: Fault, _ transport: ImageDownloaderTransport
+    ) async throws {
+        let (downloader, queue) = makeDownloader(transport) { Self.configure(&$0, credential: fault.credential) }
         let tag = newTag()
         let separator = fault.path.contains("?") ? "&" : "?"
         let recorder = DownloadRecorder()
@@ -140,8 +142,9 @@ import Testing
     /// shared by every session, all that libcurl has read, even after `cancel()`. Several loopback streams of
     /// hundreds of megabytes at once fill that queue for tens of seconds and starve every other transfer in
     /// the process (Docs/Reliability.md). Each one alone is covered by the parameterized test above.
-    @Test func allFaultsAtOnceOnOneDownloader() async throws {
-        let (downloader, queue) = makeDownloader {
+    @Test(arguments: TestTransports.all)
+    func allFaultsAtOnceOnOneDownloader(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) {
             Self.configure(&$0, credential: false)
             $0.maxConcurrentDownloads = 8
         }
@@ -182,8 +185,9 @@ import Testing
 
     /// Regression: cancelling (token, timeout, cancel-all) while a redirect decision is pending used to trap
     /// inside corelibs Foundation ("Received callback for HTTP redirection, but we're not waiting for it").
-    @Test func cancellingDuringRedirectsNeverTraps() async throws {
-        let (downloader, queue) = makeDownloader { $0.maxConcurrentDownloads = 12 }
+    @Test(arguments: TestTransports.all)
+    func cancellingDuringRedirectsNeverTraps(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) { $0.maxConcurrentDownloads = 12 }
         let tag = newTag()
         let count = 300
         let recorders = (0..<count).map { _ in DownloadRecorder() }

@@ -13,11 +13,13 @@ import Testing
 
     private static let thumbnail = ImageDownloaderContext(thumbnailPixelSize: CGSize(width: 40, height: 40))
 
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
-    func callersWithDifferentThumbnailsShareOneRequestAndEachGetTheirOwnDecode() async throws {
+    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"), arguments: TestTransports.all)
+    func callersWithDifferentThumbnailsShareOneRequestAndEachGetTheirOwnDecode(
+        _ transport: ImageDownloaderTransport
+    ) async throws {
         let coder = try #require(CountingCoder.wrapping(fixture: "image.png"))
         let cache = AutoPurgingImageCache()
-        let (downloader, queue) = makeDownloader {
+        let (downloader, queue) = makeDownloader(transport) {
             $0.codersManager = TestCoders.manager(with: coder)
             $0.imageCache = cache
         }
@@ -47,9 +49,10 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    @Test func aCachedThumbnailIsNeverServedToAFullSizeCaller() async throws {
+    @Test(arguments: TestTransports.all)
+    func aCachedThumbnailIsNeverServedToAFullSizeCaller(_ transport: ImageDownloaderTransport) async throws {
         let cache = AutoPurgingImageCache()
-        let (downloader, _) = makeDownloader { $0.imageCache = cache }
+        let (downloader, _) = makeDownloader(transport) { $0.imageCache = cache }
         let tag = newTag()
         let url = server.url("/images/image.png?tag=\(tag)")
         let small = try await downloader.image(for: url, context: Self.thumbnail)
@@ -62,9 +65,12 @@ import Testing
         #expect(server.stats(tag: tag).count == 2)
     }
 
-    @Test func transformersRunPerCallerOnOneRequestAndAThrowingOneFailsOnlyItsCaller() async throws {
+    @Test(arguments: TestTransports.all)
+    func transformersRunPerCallerOnOneRequestAndAThrowingOneFailsOnlyItsCaller(
+        _ transport: ImageDownloaderTransport
+    ) async throws {
         let cache = AutoPurgingImageCache()
-        let (downloader, queue) = makeDownloader { $0.imageCache = cache }
+        let (downloader, queue) = makeDownloader(transport) { $0.imageCache = cache }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
         let plain = DownloadRecorder(), cropped = DownloadRecorder(), failing = DownloadRecorder()
@@ -94,8 +100,9 @@ import Testing
         await retry.waitForCompletion()
     }
 
-    @Test func aCallerJoiningDuringTheDownloadWithAnotherVariantGetsIt() async throws {
-        let (downloader, queue) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func aCallerJoiningDuringTheDownloadWithAnotherVariantGetsIt(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         // Paused half-way: the second caller joins with bytes already received.
         let url = server.url("/drip/image.png?chunk=4096&delay_ms=1&hold=\(tag)&tag=\(tag)")
@@ -114,10 +121,10 @@ import Testing
 
     /// Progressive loads with two decoding variants: one incremental decoder per variant (fed from the bytes
     /// received so far when the second joins), partial images of each caller's own size, transformed.
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
-    func progressiveLoadsDecodeEachVariantIncrementally() async throws {
+    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"), arguments: TestTransports.all)
+    func progressiveLoadsDecodeEachVariantIncrementally(_ transport: ImageDownloaderTransport) async throws {
         let coder = try #require(CountingCoder.wrapping(fixture: "adam7.png"))
-        let (downloader, queue) = makeDownloader {
+        let (downloader, queue) = makeDownloader(transport) {
             $0.codersManager = TestCoders.manager(with: coder)
             $0.progressiveDecodingInterval = 0
         }
@@ -150,8 +157,9 @@ import Testing
     }
 
     /// `.avoidDecodeImage` is a variant too: such a caller gets the data beside one that gets an image.
-    @Test func aDataOnlyCallerAndAnImageCallerShareOneRequest() async throws {
-        let (downloader, queue) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func aDataOnlyCallerAndAnImageCallerShareOneRequest(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
         let dataOnly = DownloadRecorder(), image = DownloadRecorder()
