@@ -27,7 +27,7 @@ import Testing
     /// The variant joins the cache identifier so that no two (identifier, variant) pairs collide, and a plain
     /// decode keeps the bare identifier (so existing lookups by identifier still find it).
     @Test func variantIdentifiersAreUnambiguous() {
-        let plain = ImageVariant(options: [], context: nil)
+        let plain = ImageVariant(options: [], context: ImageDownloaderContext())
         let thumbnail = ImageVariant(options: [], context: ImageDownloaderContext(thumbnailPixelSize: CGSize(width: 8, height: 8)))
         let transformed = ImageVariant(options: [], context: ImageDownloaderContext(transformer: NamedTransformer(key: "x")))
         #expect(plain.additionalIdentifier(cacheIdentifier: nil) == nil)
@@ -42,7 +42,7 @@ import Testing
             }
         }
         // `.avoidDecodeImage` callers are answered with what a decoding caller cached.
-        #expect(ImageVariant(options: .avoidDecodeImage, context: nil).cacheKey == plain.cacheKey)
+        #expect(ImageVariant(options: .avoidDecodeImage, context: ImageDownloaderContext()).cacheKey == plain.cacheKey)
     }
 }
 

@@ -90,12 +90,8 @@ extension ImageDownloader {
         merged.maximumPixelCount = context.maximumPixelCount ?? configuration.maximumPixelCount
         merged.httpCache = context.httpCache ?? configuration.httpCache
         merged.postsNotifications = context.postsNotifications ?? configuration.postsNotifications
-        merged.transport = transport
-        merged.deadlineMonitor = deadlineMonitor
-        if operationWritesMemoryCache, let cache = configuration.imageCache {
-            merged.memoryCache = cache
-            merged.memoryCacheRequest = cacheRequest
-        }
+        merged.downloader = resources
+        if resources.memoryCache != nil { merged.memoryCacheRequest = cacheRequest }
 
         let type = configuration.operationClass ?? ImageDownloaderOperation.self
         let operation = type.init(request: request, session: session, options: options, context: merged)

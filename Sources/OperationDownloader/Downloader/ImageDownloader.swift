@@ -53,6 +53,8 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     /// create their own tasks on it), and its router learns about such operations.
     let session: URLSession?
     let router: SessionRouter?
+    /// The transport, timer and memory cache every operation gets (in its context).
+    let resources: DownloaderResources
     let queue = OperationQueue()
     let callbackQueue: DispatchQueue
     /// Whether the operation class is this package's (it writes the memory cache itself, before answering);
@@ -116,6 +118,9 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         self.transport = made
         session = (made as? URLSessionTransport)?.session
         router = (made as? URLSessionTransport)?.router
+        resources = DownloaderResources(
+            transport: made, deadlineMonitor: deadlineMonitor,
+            memoryCache: operationWritesMemoryCache ? configuration.imageCache : nil)
     }
 
     /// THE factory point of transports: `configuration.transport` becomes the `DownloadTransport` every

@@ -54,13 +54,10 @@ public struct ImageDownloaderContext: Sendable {
 
     // Filled in by the downloader for the operations it makes (any operation class gets them through `init`).
 
-    /// The transport the downloader carries its transfers on (nil: the operation uses its session).
-    var transport: (any DownloadTransport)?
-    /// The timer behind the timeouts (nil: the process-wide one).
-    var deadlineMonitor: DeadlineMonitor?
-    /// The memory cache the operation writes each variant's image to before answering, and the request the
-    /// images are cached for (the caller's, before the request modifier).
-    var memoryCache: (any ImageRequestCache)?
+    /// The downloader's transport, timer and memory cache (nil: an operation used on its own). One reference,
+    /// so copies of the context stay cheap.
+    var downloader: DownloaderResources?
+    /// The request the images are memory-cached for (the caller's, before the request modifier).
     var memoryCacheRequest: URLRequest?
 
     public init(
@@ -101,5 +98,22 @@ public struct ImageDownloaderContext: Sendable {
         self.retryPolicy = retryPolicy
         self.maximumDownloadDuration = maximumDownloadDuration
         self.allowsIncompleteImages = allowsIncompleteImages
+    }
+}
+
+/// What a downloader hands every operation it makes, besides settings.
+final class DownloaderResources: Sendable {
+    /// The transport the downloader carries its transfers on.
+    let transport: any DownloadTransport
+    /// The timer behind the timeouts.
+    let deadlineMonitor: DeadlineMonitor
+    /// The memory cache the operation writes each variant's image to before answering; nil when the downloader
+    /// has none, or its operation class is not this package's (then completion wrappers write it).
+    let memoryCache: (any ImageRequestCache)?
+
+    init(transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor, memoryCache: (any ImageRequestCache)?) {
+        self.transport = transport
+        self.deadlineMonitor = deadlineMonitor
+        self.memoryCache = memoryCache
     }
 }

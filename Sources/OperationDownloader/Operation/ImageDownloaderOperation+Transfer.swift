@@ -14,7 +14,7 @@ extension ImageDownloaderOperation: TransferClient {
     /// `init`, else one owning a session of its own (invalidated when the operation finishes).
     private func resolveTransport() -> any DownloadTransport {
         let made: any DownloadTransport
-        if let transport = context.transport {
+        if let transport = context.downloader?.transport {
             made = transport
         } else if let givenSession {
             made = URLSessionTransport(borrowing: givenSession)
@@ -25,7 +25,7 @@ extension ImageDownloaderOperation: TransferClient {
         }
         state.withLock {
             $0.transport = made
-            $0.ownsTransport = context.transport == nil && givenSession == nil
+            $0.ownsTransport = context.downloader == nil && givenSession == nil
         }
         return made
     }

@@ -54,10 +54,10 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.context = context
         self.settings = settings
         self.defaultVariant = ImageVariant(options: options, context: context)
-        self.deadlineMonitor = context.deadlineMonitor ?? .shared
+        self.deadlineMonitor = context.downloader?.deadlineMonitor ?? .shared
         self.callers = CallbackFanOut(
             callbackQueue: settings.callbackQueue, postsNotifications: settings.postsNotifications, url: request.url,
-            memoryCache: context.memoryCache.map { ($0, context.memoryCacheRequest ?? request) })
+            memoryCache: context.downloader?.memoryCache.map { ($0, context.memoryCacheRequest ?? request) })
         self.state = Locked(OperationState(metrics: ImageDownloadMetrics(queuedAt: Date())))
         self.httpTransaction = HTTPCacheTransaction(
             request: request, cache: context.httpCache, useURLCache: options.contains(.useURLCache),
@@ -160,13 +160,21 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
         options: ImageDownloaderOptions, context callerContext: ImageDownloaderContext?
     ) -> AnyObject? {
-        let variant = callerContext.map { resolved(ImageVariant(options: options, context: $0)) } ?? resolved(defaultVariant)
-        let record = CallbackRecord(
-            progress: progress, completed: completed, queue: callerContext?.callbackQueue ?? callers.callbackQueue,
-            variant: variant, transformer: callerContext == nil ? context.transformer : callerContext?.transformer,
-            allowsIncompleteImages: callerContext?.allowsIncompleteImages ?? context.allowsIncompleteImages ?? false,
-            memoryCacheIdentifier: variant.additionalIdentifier(
-                cacheIdentifier: callerContext == nil ? context.cacheIdentifier : callerContext?.cacheIdentifier))
+        let record: CallbackRecord
+        if let caller = callerContext {
+            let variant = resolved(ImageVariant(options: options, context: caller))
+            record = CallbackRecord(
+                progress: progress, completed: completed, queue: caller.callbackQueue ?? callers.callbackQueue,
+                variant: variant, transformer: caller.transformer,
+                allowsIncompleteImages: caller.allowsIncompleteImages ?? context.allowsIncompleteImages ?? false,
+                memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: caller.cacheIdentifier))
+        } else {
+            let variant = resolved(defaultVariant)
+            record = CallbackRecord(
+                progress: progress, completed: completed, queue: callers.callbackQueue, variant: variant,
+                transformer: context.transformer, allowsIncompleteImages: context.allowsIncompleteImages ?? false,
+                memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: context.cacheIdentifier))
+        }
         return add(record)
     }
 
@@ -309,12 +317,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             completionHandler: completionHandler)
     }
 
-    /// The URLSession transfer of the running attempt, when `task` is its task.
+    /// The URLSession transfer of the running attempt (it ignores callbacks of any task but its own).
     private func sessionTransfer(for task: URLSessionTask) -> URLSessionTransfer? {
-        guard let transfer = state.withLock({ $0.attempt?.transfer }) as? URLSessionTransfer, transfer.owns(task) else {
-            return nil
-        }
-        return transfer
+        state.withLock { $0.attempt?.transfer } as? URLSessionTransfer
     }
 
     private func beginBackgroundTaskIfNeeded() {

@@ -18,6 +18,11 @@ struct ImageVariant: Hashable, Sendable {
         /// The decompression-bomb guard; nil: the operation's (the configuration's).
         var maximumPixelCount: Int?
 
+        /// Nothing but defaults that change the output (the pixel limit does not).
+        var isPlain: Bool {
+            scaleFactor == nil && thumbnailWidth == 0 && !scalesDownLargeImages && !firstFrameOnly
+        }
+
         /// The decoder's options for a download of `url`.
         func options(url: URL?, defaultMaximumPixelCount: Int?) -> ImageDecodingOptions {
             let thumbnail = thumbnailWidth > 0 && thumbnailHeight > 0
@@ -38,20 +43,21 @@ struct ImageVariant: Hashable, Sendable {
     /// The memory-cache part of the variant: "" for a plain decode (see `cacheKey`).
     let cacheKey: String
 
-    /// The variant of a caller with `options` and `context` (the caller's own, before any merge).
-    init(options: ImageDownloaderOptions, context: ImageDownloaderContext?) {
+    /// The variant of a caller with `options` and `context` (the caller's own, before any merge). Borrowed:
+    /// copying a context retains every one of its fields.
+    init(options: ImageDownloaderOptions, context: borrowing ImageDownloaderContext) {
         var decoding = Decoding()
-        decoding.scaleFactor = context?.imageScaleFactor
-        if let size = context?.thumbnailPixelSize, size.width > 0, size.height > 0 {
+        decoding.scaleFactor = context.imageScaleFactor
+        if let size = context.thumbnailPixelSize, size.width > 0, size.height > 0 {
             decoding.thumbnailWidth = Double(size.width)
             decoding.thumbnailHeight = Double(size.height)
         }
         decoding.scalesDownLargeImages = options.contains(.scaleDownLargeImages)
         decoding.firstFrameOnly = options.contains(.decodeFirstFrameOnly)
-        decoding.maximumPixelCount = context?.maximumPixelCount
+        decoding.maximumPixelCount = context.maximumPixelCount
         self.decoding = options.contains(.avoidDecodeImage) ? nil : decoding
-        self.transformerKey = context?.transformer?.key
-        self.cacheKey = Self.cacheKey(decoding, transformerKey: transformerKey)
+        self.transformerKey = context.transformer?.key
+        self.cacheKey = transformerKey == nil && decoding.isPlain ? "" : Self.cacheKey(decoding, transformerKey: transformerKey)
     }
 
     /// The settings that change the output, in a fixed order, each field ended by ";", the transformer key
@@ -74,7 +80,8 @@ struct ImageVariant: Hashable, Sendable {
     /// percent-escaped first, so no two (identifier, variant) pairs give the same string.
     func additionalIdentifier(cacheIdentifier: String?) -> String? {
         var identifier = cacheIdentifier ?? ""
-        if identifier.contains("%") || identifier.contains("\u{1E}") {
+        // Scanned as bytes: `String.contains` goes through Foundation's string search on Linux.
+        if identifier.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == 0x1E }) {
             identifier = identifier.replacingOccurrences(of: "%", with: "%25")
                 .replacingOccurrences(of: "\u{1E}", with: "%1E")
         }

@@ -61,7 +61,7 @@ struct OperationState {
         self.metrics = metrics
     }
 
-    /// The running attempt, if any.
+    /// The running attempt, if any (read its fields under the lock).
     var attempt: Attempt? {
         if case .transferring(let attempt) = phase { return attempt }
         return nil
@@ -74,19 +74,17 @@ struct OperationState {
     }
 
     /// Runs `body` on the attempt of `transfer` when it is the running one; nil otherwise.
-    ///
-    /// The attempt is moved out of the phase for the call, so its buffer is uniquely referenced and appends
-    /// happen in place (a copy left in `phase` would make every chunk copy the whole body).
-    mutating func modifyAttempt<R>(of transfer: any TransportTransfer, _ body: (inout Attempt) -> R) -> R? {
-        guard case .transferring(var attempt) = phase, attempt.transfer === transfer else { return nil }
-        phase = .completing
-        defer { phase = .transferring(attempt) }
-        return body(&attempt)
+    func modifyAttempt<R>(of transfer: any TransportTransfer, _ body: (Attempt) -> R) -> R? {
+        guard case .transferring(let attempt) = phase, attempt.transfer === transfer else { return nil }
+        return body(attempt)
     }
 }
 
 /// One transfer and what it has received so far. Retries (issue 16) would make a new one per attempt.
-struct Attempt {
+///
+/// A class, reached only through `OperationState.phase`: its fields are read and written only inside the
+/// operation's state lock (a struct payload would be copied out of the enum and back on every chunk).
+final class Attempt: @unchecked Sendable {  // guarded by the owning operation's `state` lock
     let transfer: any TransportTransfer
     let timeouts: TransferTimeouts
     var buffer = Data()

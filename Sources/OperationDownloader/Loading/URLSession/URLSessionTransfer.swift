@@ -20,7 +20,11 @@ import FoundationNetworking
 ///   rounded up, a backstop behind the operation's own timeouts.
 /// - No server-trust challenge exists on Linux: with `.allowInvalidSSLCertificates` a TLS failure completes
 ///   with `.unsupportedOnPlatform` saying so.
-final class URLSessionTransfer: NSObject, TransportTransfer, URLSessionDataDelegate, @unchecked Sendable {  // `lock` guards the stage, task and decision flags
+///
+/// Not an `NSObject` itself (one per download, and corelibs' NSObject costs): the session's callbacks reach it
+/// through the operation's delegate methods, or through a `URLSessionTransferDelegate` when its client has no
+/// session delegate.
+final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lock` guards the stage, task and decision flags
     private enum Stage { case created, running, ended }
 
     let request: TransferRequest
@@ -68,7 +72,7 @@ final class URLSessionTransfer: NSObject, TransportTransfer, URLSessionDataDeleg
         let task = session.dataTask(with: urlRequest)
         // corelibs stores the priority but libcurl does not use it; set it anyway (Apple uses it).
         if request.priority != URLSessionTask.defaultPriority { task.priority = request.priority }
-        router?.bind(task, to: sessionDelegate ?? self)
+        router?.bind(task, to: sessionDelegate ?? URLSessionTransferDelegate(self))
         let cancelledMeanwhile: Bool = lock.withLock {
             self.task = task
             guard stage == .created else { return true }
@@ -104,7 +108,7 @@ final class URLSessionTransfer: NSObject, TransportTransfer, URLSessionDataDeleg
         task.priority = priority
     }
 
-    // MARK: - URLSessionDataDelegate (called by the operation's delegate methods, or by the router)
+    // MARK: - The session's callbacks (from the operation's delegate methods, or a URLSessionTransferDelegate)
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -240,5 +244,45 @@ extension TransferChallenge {
         self.init(
             host: space.host, port: space.port, authenticationMethod: space.authenticationMethod, realm: space.realm,
             previousFailureCount: challenge.previousFailureCount, isProxy: space.isProxy())
+    }
+}
+
+/// The session delegate of a transfer whose client has none of its own: forwards each callback to the transfer.
+final class URLSessionTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let transfer: URLSessionTransfer
+
+    init(_ transfer: URLSessionTransfer) {
+        self.transfer = transfer
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        transfer.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer.urlSession(session, dataTask: dataTask, didReceive: data)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        transfer.urlSession(
+            session, task: task, willPerformHTTPRedirection: response, newRequest: request,
+            completionHandler: completionHandler)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        transfer.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        transfer.urlSession(session, task: task, didCompleteWithError: error)
     }
 }
