@@ -52,19 +52,19 @@ extension ImageDownloaderOperation: TransferClient {
             client: self)
         let timeouts = TransferTimeouts(
             monitor: deadlineMonitor, idle: settings.idleTimeout, maximumDuration: settings.maximumDownloadDuration)
-        let cancelledWhileStarting: Bool = state.withLock {
+        let (cancelledWhileStarting, reports): (Bool, Bool) = state.withLock {
             $0.metrics.startedAt = Date()
             $0.phase = .transferring(Attempt(transfer: transfer, timeouts: timeouts, sniffs: settings.sniffsBody))
-            return $0.cancelRequested
+            return ($0.cancelRequested, $0.hasProgressHandlers)
         }
         if cancelledWhileStarting {
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)
             return
         }
         if settings.decodesProgressively { startProgressiveDecoding() }
-        if hasProgressHandlers { callers.reportProgress(0, -1) }
+        if reports { callers.reportProgress(0, -1) }
         callers.post([.imageDownloadStart], object: self)
-        timeouts.start { [weak self] in
+        timeouts.start(lastActivity: { [weak self] in self?.lastActivity(of: transfer) ?? 0 }) { [weak self] in
             self?.finish(error: ImageDownloaderError.network(URLError(.timedOut)), cancelTransfer: true)
         }
         transfer.resume()
@@ -72,11 +72,16 @@ extension ImageDownloaderOperation: TransferClient {
 
     var hasProgressHandlers: Bool { state.withLock { $0.hasProgressHandlers } }
 
+    /// When `transfer` last reported an event (read by the deadline monitor when the idle deadline is due).
+    private func lastActivity(of transfer: any TransportTransfer) -> UInt64 {
+        state.withLock { $0.modifyAttempt(of: transfer) { $0.lastActivity } } ?? 0
+    }
+
     // MARK: - TransferClient
 
     func transfer(_ transfer: any TransportTransfer, didReceive response: URLResponse) {
-        guard let timeouts = state.withLock({ $0.isCurrent(transfer) ? $0.attempt?.timeouts : nil }) else { return }
-        timeouts.noteActivity()
+        let now = deadlineMonitor.now()
+        guard state.withLock({ $0.activeAttempt(of: transfer, now: now) != nil }) else { return }
         var response = response
         var fromCache: CachedHTTPResponse?
         let serverResponse = response as? HTTPURLResponse
@@ -101,7 +106,7 @@ extension ImageDownloaderOperation: TransferClient {
             response = modified
         }
         let status = (response as? HTTPURLResponse)?.statusCode
-        let checked: (ResponseValidation, Bool)? = state.withLock { s in
+        let checked: (ResponseValidation, Bool, Bool)? = state.withLock { s in
             let mayRetry = s.credential != nil
             let authAttempts: Int? = s.modifyAttempt(of: transfer) { attempt in
                 // An authentication retry sends a second response: everything about the body starts over.
@@ -120,9 +125,9 @@ extension ImageDownloaderOperation: TransferClient {
             let validation = ResponseValidation(
                 acceptableStatusCodes: s.acceptableStatusCodes, acceptableContentTypes: s.acceptableContentTypes,
                 maximumResponseSize: settings.maximumResponseSize)
-            return (validation, mayRetry && authAttempts == 0)
+            return (validation, mayRetry && authAttempts == 0, s.hasProgressHandlers)
         }
-        guard let (validation, mayRetryAuthentication) = checked else { return }
+        guard let (validation, mayRetryAuthentication, reports) = checked else { return }
         let sameOriginRetry = mayRetryAuthentication && sameOrigin(response.url, originalRequest.url)
         switch validation.verdict(for: response, mayRetryAuthentication: sameOriginRetry) {
         case .reject(let error):
@@ -143,7 +148,7 @@ extension ImageDownloaderOperation: TransferClient {
                 }
                 s.metrics.expectedBytes = expected
             }
-            if hasProgressHandlers { callers.reportProgress(0, expected) }
+            if reports { callers.reportProgress(0, expected) }
             callers.post([.imageDownloadReceiveResponse], object: self)
         }
     }
@@ -151,7 +156,7 @@ extension ImageDownloaderOperation: TransferClient {
     func transfer(_ transfer: any TransportTransfer, didReceive data: Data) {
         enum Action {
             case drop, tooLarge(Int)
-            case accept(report: (Int, Int)?, progressive: ProgressiveDecoding?, offset: Int, timeouts: TransferTimeouts)
+            case accept(report: (Int, Int)?, progressive: ProgressiveDecoding?, offset: Int)
         }
         if let verdict = sniff(data, from: transfer), case .notAnImage(let what) = verdict {
             // Said at once, and the rest of the body is never fetched.
@@ -159,39 +164,32 @@ extension ImageDownloaderOperation: TransferClient {
             return
         }
         let limit = settings.maximumResponseSize
+        let now = deadlineMonitor.now()
         let action: Action = state.withLock { s in
-            let interval = s.minimumProgressInterval
-            let reports = s.hasProgressHandlers
-            let progressive = s.progressive
-            let action: Action? = s.modifyAttempt(of: transfer) { attempt in
-                guard !attempt.awaitingAuthRetry else { return .drop }
-                let (total, overflow) = attempt.buffer.count.addingReportingOverflow(data.count)
-                if overflow || total > limit { return .tooLarge(overflow ? Int.max : total) }
-                let offset = attempt.buffer.count
-                attempt.buffer.append(data)
-                let expected = attempt.expectedSize > 0 ? max(attempt.expectedSize, total) : -1
-                var report: (Int, Int)?
-                if reports, expected <= 0 || interval <= 0
-                    || Double(total - max(0, attempt.lastReportedSize)) / Double(expected) >= interval || total >= expected {
-                    attempt.lastReportedSize = total
-                    report = (total, expected)
-                }
-                return .accept(report: report, progressive: progressive, offset: offset, timeouts: attempt.timeouts)
-            }
-            if case .accept(_, _, let offset, _)? = action {
-                if offset == 0 { s.metrics.firstByteAt = Date() }
-                s.metrics.receivedBytes = offset + data.count
-            }
             // Data keeps arriving after a cancel on some transports: dropped.
-            return action ?? .drop
+            guard let attempt = s.activeAttempt(of: transfer, now: now), !attempt.awaitingAuthRetry else { return .drop }
+            let (total, overflow) = attempt.buffer.count.addingReportingOverflow(data.count)
+            if overflow || total > limit { return .tooLarge(overflow ? Int.max : total) }
+            let offset = attempt.buffer.count
+            if offset == 0 { s.metrics.firstByteAt = Date() }
+            attempt.buffer.append(data)
+            s.metrics.receivedBytes = total
+            let expected = attempt.expectedSize > 0 ? max(attempt.expectedSize, total) : -1
+            let interval = s.minimumProgressInterval
+            var report: (Int, Int)?
+            if s.hasProgressHandlers, expected <= 0 || interval <= 0
+                || Double(total - max(0, attempt.lastReportedSize)) / Double(expected) >= interval || total >= expected {
+                attempt.lastReportedSize = total
+                report = (total, expected)
+            }
+            return .accept(report: report, progressive: s.progressive, offset: offset)
         }
         switch action {
         case .drop:
             return
         case .tooLarge(let size):
             finish(error: ImageDownloaderError.responseTooLarge(size), cancelTransfer: true)
-        case .accept(let report, let progressive, let offset, let timeouts):
-            timeouts.noteActivity()
+        case .accept(let report, let progressive, let offset):
             if let (received, expected) = report { callers.reportProgress(received, expected) }
             progressive?.feed(data, at: offset)
         }
@@ -216,13 +214,13 @@ extension ImageDownloaderOperation: TransferClient {
     func transfer(
         _ transfer: any TransportTransfer, willRedirect response: HTTPURLResponse, to request: URLRequest
     ) -> URLRequest? {
-        let found: (TransferTimeouts, Int, (any DownloadTransport)?)? = state.withLock { s in
-            guard let timeouts = s.isCurrent(transfer) ? s.attempt?.timeouts : nil else { return nil }
+        let now = deadlineMonitor.now()
+        let found: (Int, (any DownloadTransport)?)? = state.withLock { s in
+            guard s.activeAttempt(of: transfer, now: now) != nil else { return nil }
             s.metrics.redirectCount += 1
-            return (timeouts, s.metrics.redirectCount, s.transport)
+            return (s.metrics.redirectCount, s.transport)
         }
-        guard let (timeouts, count, transport) = found else { return nil }
-        timeouts.noteActivity()
+        guard let (count, transport) = found else { return nil }
         let policy = RedirectPolicy(originalRequest: originalRequest) { transport?.unsupportedReason(for: $0) }
         switch policy.decide(request, count: count) {
         case .follow(let redirected):
@@ -236,14 +234,13 @@ extension ImageDownloaderOperation: TransferClient {
 
     func transfer(_ transfer: any TransportTransfer, didReceive challenge: TransferChallenge) -> URLCredential? {
         let originalHost = originalRequest.url?.host
-        let found: (TransferTimeouts, URLCredential?)? = state.withLock { s in
-            guard let timeouts = s.isCurrent(transfer) ? s.attempt?.timeouts : nil else { return nil }
+        let now = deadlineMonitor.now()
+        let credential: URLCredential? = state.withLock { s in
+            guard let attempt = s.activeAttempt(of: transfer, now: now) else { return nil }
             let credential = CredentialPolicy.credential(for: challenge, stored: s.credential, originalHost: originalHost)
-            if credential != nil { _ = s.modifyAttempt(of: transfer) { $0.authAttempts += 1 } }
-            return (timeouts, credential)
+            if credential != nil { attempt.authAttempts += 1 }
+            return credential
         }
-        guard let (timeouts, credential) = found else { return nil }
-        timeouts.noteActivity()
         // nil: the transport makes the 401 the final response, and `didCompleteWith` reports it.
         return credential
     }

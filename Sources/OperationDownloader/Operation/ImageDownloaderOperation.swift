@@ -331,6 +331,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 }
 
 extension ImageDownloaderOperation: URLSessionDelegateProviding {
-    /// The session's callbacks for this operation's tasks come through its (overridable) delegate methods.
-    var sessionDelegate: (any URLSessionDataDelegate)? { self }
+    /// A subclass may override the delegate methods, so the session's callbacks for its tasks come through them.
+    /// This class's own methods only hand each event to the transfer: the router skips them.
+    var sessionDelegate: (any URLSessionDataDelegate)? {
+        type(of: self) == ImageDownloaderOperation.self ? nil : self
+    }
 }

@@ -78,6 +78,13 @@ struct OperationState {
         guard case .transferring(let attempt) = phase, attempt.transfer === transfer else { return nil }
         return body(attempt)
     }
+
+    /// The attempt of `transfer` when it is the running one, its activity noted (an event just arrived).
+    func activeAttempt(of transfer: any TransportTransfer, now: UInt64) -> Attempt? {
+        guard case .transferring(let attempt) = phase, attempt.transfer === transfer else { return nil }
+        attempt.lastActivity = now
+        return attempt
+    }
 }
 
 /// One transfer and what it has received so far. Retries (issue 16) would make a new one per attempt.
@@ -87,6 +94,8 @@ struct OperationState {
 final class Attempt: @unchecked Sendable {  // guarded by the owning operation's `state` lock
     let transfer: any TransportTransfer
     let timeouts: TransferTimeouts
+    /// The monitor time of the latest event (the idle timeout counts from it).
+    var lastActivity: UInt64
     var buffer = Data()
     /// The announced body size (clamped later by what arrives), or -1.
     var expectedSize = -1
@@ -104,6 +113,7 @@ final class Attempt: @unchecked Sendable {  // guarded by the owning operation's
     init(transfer: any TransportTransfer, timeouts: TransferTimeouts, sniffs: Bool) {
         self.transfer = transfer
         self.timeouts = timeouts
+        self.lastActivity = timeouts.monitor.now()
         self.sniffer = sniffs ? BodySniffer() : nil
     }
 }

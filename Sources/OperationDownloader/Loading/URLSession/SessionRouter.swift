@@ -3,18 +3,25 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The delegate of a URLSession transport's one session: forwards each task's callbacks to the delegate that
-/// owns the task.
+/// The delegate of a URLSession transport's one session: forwards each task's callbacks to whoever owns the
+/// task.
 ///
-/// A transfer binds its task before resuming it: to the operation when it has one (its overridable
-/// `URLSessionDataDelegate` methods hand the events back to the transfer), else to the transfer itself.
-/// Custom operation classes that create their own tasks on the session are registered instead, and found
-/// on the first callback of an unknown task by their `dataTask`. A separate object (not the downloader) so
-/// the session, which retains its delegate until invalidated, does not keep the downloader alive.
+/// A transfer binds its task before resuming it: to the operation when the operation's class may override its
+/// `URLSessionDataDelegate` methods (they hand the events back to the transfer), else straight to the transfer
+/// (no hop through the operation, and no lookup of its transfer per event). Custom operation classes that
+/// create their own tasks on the session are registered instead, and found on the first callback of an
+/// unknown task by their `dataTask`. A separate object (not the downloader) so the session, which retains its
+/// delegate until invalidated, does not keep the downloader alive.
 final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // `lock` guards both maps
+    /// Who gets a task's callbacks.
+    private enum Target {
+        case delegate(any URLSessionDataDelegate)
+        case transfer(URLSessionTransfer)
+    }
+
     private let lock = NSLock()
     private var unmatched: [ObjectIdentifier: any ImageDownloaderOperationProtocol] = [:]
-    private var byTask: [Int: any URLSessionDataDelegate] = [:]
+    private var byTask: [Int: Target] = [:]
 
     /// Routes the callbacks of the tasks `operation` creates itself (found by its `dataTask`).
     func register(_ operation: any ImageDownloaderOperationProtocol) {
@@ -24,30 +31,37 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     /// Forgets `operation` (it finished).
     func unregister(_ operation: any ImageDownloaderOperationProtocol) {
         lock.withLock {
-            if unmatched.removeValue(forKey: ObjectIdentifier(operation)) == nil,
-               let id = byTask.first(where: { $0.value === operation })?.key {
-                byTask[id] = nil
+            guard unmatched.removeValue(forKey: ObjectIdentifier(operation)) == nil else { return }
+            let bound = byTask.first { entry in
+                if case .delegate(let delegate) = entry.value { return delegate === operation }
+                return false
             }
+            if let id = bound?.key { byTask[id] = nil }
         }
     }
 
-    /// Routes `task` to `delegate` (a transfer binds its task before resuming it).
+    /// Routes `task` to `delegate` (the operation whose delegate methods see the callbacks first).
     func bind(_ task: URLSessionTask, to delegate: any URLSessionDataDelegate) {
         lock.withLock {
             if let operation = delegate as? any ImageDownloaderOperationProtocol {
                 unmatched[ObjectIdentifier(operation)] = nil
             }
-            byTask[task.taskIdentifier] = delegate
+            byTask[task.taskIdentifier] = .delegate(delegate)
         }
     }
 
-    private func delegate(for task: URLSessionTask) -> (any URLSessionDataDelegate)? {
+    /// Routes `task` straight to its transfer.
+    func bind(_ task: URLSessionTask, to transfer: URLSessionTransfer) {
+        lock.withLock { byTask[task.taskIdentifier] = .transfer(transfer) }
+    }
+
+    private func target(for task: URLSessionTask) -> Target? {
         lock.withLock {
             if let found = byTask[task.taskIdentifier] { return found }
             guard let (key, found) = unmatched.first(where: { $0.value.dataTask === task }) else { return nil }
             unmatched[key] = nil
-            byTask[task.taskIdentifier] = found
-            return found
+            byTask[task.taskIdentifier] = .delegate(found)
+            return .delegate(found)
         }
     }
 
@@ -61,7 +75,14 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        guard let delegate = delegate(for: dataTask) else {
+        let delegate: any URLSessionDataDelegate
+        switch target(for: dataTask) {
+        case .transfer(let transfer)?:
+            transfer.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+            return
+        case .delegate(let found)?:
+            delegate = found
+        case nil:
             // A task nobody owns any more (its operation finished): stop it.
             dataTask.cancel()
             completionHandler(.allow)
@@ -79,7 +100,16 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let delegate = delegate(for: dataTask) else { return }
+        let delegate: any URLSessionDataDelegate
+        switch target(for: dataTask) {
+        case .transfer(let transfer)?:
+            transfer.urlSession(session, dataTask: dataTask, didReceive: data)
+            return
+        case .delegate(let found)?:
+            delegate = found
+        case nil:
+            return
+        }
         #if canImport(FoundationNetworking)
         delegate.urlSession(session, dataTask: dataTask, didReceive: data)
         #else
@@ -88,8 +118,18 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let delegate = delegate(for: task) else { return }
+        let found = target(for: task)
         forget(task)
+        let delegate: any URLSessionDataDelegate
+        switch found {
+        case .transfer(let transfer)?:
+            transfer.urlSession(session, task: task, didCompleteWithError: error)
+            return
+        case .delegate(let bound)?:
+            delegate = bound
+        case nil:
+            return
+        }
         #if canImport(FoundationNetworking)
         delegate.urlSession(session, task: task, didCompleteWithError: error)
         #else
@@ -101,8 +141,15 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        // No owner: refuse (default handling hangs on Linux).
-        guard let delegate = delegate(for: task) else {
+        let delegate: any URLSessionDataDelegate
+        switch target(for: task) {
+        case .transfer(let transfer)?:
+            transfer.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+            return
+        case .delegate(let found)?:
+            delegate = found
+        case nil:
+            // No owner: refuse (default handling hangs on Linux).
             completionHandler(.cancelAuthenticationChallenge, nil)
             return
         }
@@ -121,7 +168,16 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard let delegate = delegate(for: task) else {
+        let delegate: any URLSessionDataDelegate
+        switch target(for: task) {
+        case .transfer(let transfer)?:
+            transfer.urlSession(
+                session, task: task, willPerformHTTPRedirection: response, newRequest: request,
+                completionHandler: completionHandler)
+            return
+        case .delegate(let found)?:
+            delegate = found
+        case nil:
             // No owner: its operation finished and has cancelled (or is cancelling) the task. Calling the
             // completion handler after a cancel traps in corelibs Foundation, so cancel and drop it.
             task.cancel()

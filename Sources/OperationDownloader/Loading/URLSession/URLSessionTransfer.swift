@@ -21,9 +21,8 @@ import FoundationNetworking
 /// - No server-trust challenge exists on Linux: with `.allowInvalidSSLCertificates` a TLS failure completes
 ///   with `.unsupportedOnPlatform` saying so.
 ///
-/// Not an `NSObject` itself (one per download, and corelibs' NSObject costs): the session's callbacks reach it
-/// through the operation's delegate methods, or through a `URLSessionTransferDelegate` when its client has no
-/// session delegate.
+/// Not an `NSObject` (one per download): the session's callbacks reach it from the router directly, or through
+/// the delegate methods of an operation class that may override them.
 final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lock` guards the stage, task and decision flags
     private enum Stage { case created, running, ended }
 
@@ -72,7 +71,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         let task = session.dataTask(with: urlRequest)
         // corelibs stores the priority but libcurl does not use it; set it anyway (Apple uses it).
         if request.priority != URLSessionTask.defaultPriority { task.priority = request.priority }
-        router?.bind(task, to: sessionDelegate ?? URLSessionTransferDelegate(self))
+        if let sessionDelegate { router?.bind(task, to: sessionDelegate) } else { router?.bind(task, to: self) }
         let cancelledMeanwhile: Bool = lock.withLock {
             self.task = task
             guard stage == .created else { return true }
@@ -108,7 +107,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         task.priority = priority
     }
 
-    // MARK: - The session's callbacks (from the operation's delegate methods, or a URLSessionTransferDelegate)
+    // MARK: - The session's callbacks (from the router, or from the operation's delegate methods)
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -244,45 +243,5 @@ extension TransferChallenge {
         self.init(
             host: space.host, port: space.port, authenticationMethod: space.authenticationMethod, realm: space.realm,
             previousFailureCount: challenge.previousFailureCount, isProxy: space.isProxy())
-    }
-}
-
-/// The session delegate of a transfer whose client has none of its own: forwards each callback to the transfer.
-final class URLSessionTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let transfer: URLSessionTransfer
-
-    init(_ transfer: URLSessionTransfer) {
-        self.transfer = transfer
-    }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        transfer.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        transfer.urlSession(session, dataTask: dataTask, didReceive: data)
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        transfer.urlSession(
-            session, task: task, willPerformHTTPRedirection: response, newRequest: request,
-            completionHandler: completionHandler)
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        transfer.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        transfer.urlSession(session, task: task, didCompleteWithError: error)
     }
 }
