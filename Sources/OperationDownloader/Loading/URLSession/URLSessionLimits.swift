@@ -12,8 +12,10 @@ enum URLSessionLimits {
     /// ("URLSession and curl did not agree on URL host") before any connection is made.
     static func unsupportedReason(for url: URL) -> String? {
         #if canImport(FoundationNetworking)
-        // Bytes, not `String.contains` (Foundation's string search on Linux); an IPv6 literal is bracketed.
-        guard url.absoluteString.utf8.contains(UInt8(ascii: "[")) else { return nil }
+        // An IPv6 literal is bracketed: a byte scan first (`String.contains` is Foundation's string search on
+        // Linux, and `URL.host` percent-decodes).
+        var text = url.absoluteString
+        guard text.withUTF8({ $0.contains(UInt8(ascii: "[")) }) else { return nil }
         if let host = url.host, host.utf8.contains(UInt8(ascii: ":")) {
             return "URLSession on Linux (corelibs Foundation) cannot load IPv6 literal hosts such as [\(host)] "
                 + "(it fails every such request with error -1000); use ImageDownloaderConfiguration.transport = .curl"
