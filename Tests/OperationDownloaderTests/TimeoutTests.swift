@@ -171,9 +171,7 @@ final class BlockingCoder: ImageCoder, @unchecked Sendable {  // `lock` guards t
     }
 
     static func wrapping(fixture: String) -> BlockingCoder? {
-        guard let data = try? FixtureServer.fixtureData(fixture),
-              let base = ImageCodersManager.shared.coders.last(where: { $0.canDecode(data) }) else { return nil }
-        return BlockingCoder(base: base)
+        TestCoders.sharedCoder(decoding: fixture).map(BlockingCoder.init(base:))
     }
 
     func canDecode(_ data: Data) -> Bool { base.canDecode(data) }

@@ -31,18 +31,26 @@ extension ImageDownloader {
             completed?(nil, nil, ImageDownloaderError.invalidURL, true)
             return nil
         }
-        let callerContext = resolvedCallerContext(context ?? ImageDownloaderContext())
+        var callerContext = resolvedCallerContext(context ?? ImageDownloaderContext())
         let variant = ImageVariant(options: options, context: callerContext)
+        // Computed once: the operation takes it from here instead of deriving it again from the context.
+        callerContext.variant = variant
         let cacheIdentifier = variant.additionalIdentifier(cacheIdentifier: callerContext.cacheIdentifier)
         if Self.allowsCachedData(request.cachePolicy), let cache = storedConfiguration.imageCache,
            let image = cache.image(for: request, withAdditionalIdentifier: cacheIdentifier) {
             completed?(image, nil, nil, true)
             return nil
         }
+        if let reason = transport.unsupportedReason(for: url) {
+            // A host the transport cannot reach here: never queued, no progress call.
+            completed?(nil, nil, ImageDownloaderError.unsupportedOnPlatform(reason), true)
+            return nil
+        }
         let key = coalescingKey(url: url, identifier: callerContext.cacheIdentifier, variant: variant)
         let answer = wrap(completed, request: request, identifier: cacheIdentifier)
         func add(to operation: any ImageDownloaderOperationProtocol, _ writes: CacheWrites) -> AnyObject? {
-            operation.addHandlers(forProgress: progress, completed: answer(writes), options: options, context: callerContext)
+            operation.addHandlers(
+                forProgress: progress, completed: answer(writes), options: options, context: callerContext)
         }
 
         var made: (operation: any ImageDownloaderOperationProtocol, request: URLRequest)?
@@ -59,15 +67,16 @@ extension ImageDownloader {
             if lock.withLock({ invalidated }) { break }
             if made == nil {
                 // User code (the request modifier) runs outside the lock.
-                guard let prepared = prepareRequest(request, plain: plain, options: options, context: callerContext) else {
-                    break
-                }
-                if let refusal = refusal(for: prepared) {
-                    // Never queued: no progress call, no operation.
+                let prepared = prepareRequest(request, plain: plain, options: options, context: callerContext)
+                guard let (prepared, modified) = prepared else { break }
+                if modified, let refusal = refusal(for: prepared) {
+                    // The modifier's request cannot be loaded. Never queued: no progress call, no operation.
                     completed?(nil, nil, refusal, true)
                     return nil
                 }
-                made = (makeOperation(request: prepared, cacheRequest: request, options: options, context: callerContext), prepared)
+                let operation = makeOperation(
+                    request: prepared, cacheRequest: request, options: options, context: callerContext)
+                made = (operation, prepared)
             }
             guard let (operation, prepared) = made else { break }
             let writes = CacheWrites()
@@ -120,8 +129,8 @@ extension ImageDownloader {
         var key = url.absoluteString
         if let identifier, !identifier.isEmpty { key += "\u{1F}" + identifier }
         if !operationWritesMemoryCache {
-            key += "\u{1F}\(variant.decoding == nil ? "data" : "image")\u{1F}\(variant.decoding?.maximumPixelCount ?? 0)\u{1F}"
-                + variant.cacheKey
+            let kind = variant.decoding == nil ? "data" : "image"
+            key += "\u{1F}\(kind)\u{1F}\(variant.decoding?.maximumPixelCount ?? 0)\u{1F}" + variant.cacheKey
         }
         return key
     }

@@ -35,9 +35,10 @@ extension ImageDownloader {
     /// (callgrind), several times a whole small download's share of the package. The downloader's headers
     /// are kept in the form `setValue` produces (see `setValue(_:forHTTPHeaderField:)`), so one assignment
     /// of the merged fields sends the same bytes.
+    /// `modified`: a request modifier ran (so the URL may have changed). nil: the modifier returned nil.
     func prepareRequest(
         _ request: URLRequest, plain: Bool, options: ImageDownloaderOptions, context: ImageDownloaderContext
-    ) -> URLRequest? {
+    ) -> (request: URLRequest, modified: Bool)? {
         // The transport's own timeout is a backstop: the operation enforces the idle timeout itself.
         let timeout = DownloadSettings.backstopTimeout(idle: context.downloadTimeout ?? storedConfiguration.downloadTimeout)
         let policy: URLRequest.CachePolicy = options.contains(.useURLCache) ? request.cachePolicy : .reloadIgnoringLocalCacheData
@@ -53,8 +54,8 @@ extension ImageDownloader {
         if let merged = Self.merging(headers, into: prepared.allHTTPHeaderFields) {
             prepared.allHTTPHeaderFields = merged
         }
-        guard let modifier = context.requestModifier ?? modifier else { return prepared }
-        return modifier.modifiedRequest(with: prepared)
+        guard let modifier = context.requestModifier ?? modifier else { return (prepared, false) }
+        return modifier.modifiedRequest(with: prepared).map { ($0, true) }
     }
 
     /// The request's header fields plus each of `defaults` the request does not already have (names compared
@@ -86,7 +87,8 @@ extension ImageDownloader {
         merged.downloadTimeout = context.downloadTimeout ?? configuration.downloadTimeout
         merged.maximumDownloadDuration = context.maximumDownloadDuration ?? configuration.maximumDownloadDuration
         merged.allowsIncompleteImages = context.allowsIncompleteImages ?? configuration.allowsIncompleteImages
-        merged.progressiveDecodingInterval = context.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
+        merged.progressiveDecodingInterval =
+            context.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
         merged.maximumPixelCount = context.maximumPixelCount ?? configuration.maximumPixelCount
         merged.httpCache = context.httpCache ?? configuration.httpCache
         merged.postsNotifications = context.postsNotifications ?? configuration.postsNotifications

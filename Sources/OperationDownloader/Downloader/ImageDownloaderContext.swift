@@ -59,6 +59,8 @@ public struct ImageDownloaderContext: Sendable {
     var downloader: DownloaderResources?
     /// The request the images are memory-cached for (the caller's, before the request modifier).
     var memoryCacheRequest: URLRequest?
+    /// The caller's variant, when the downloader already computed it from this context.
+    var variant: ImageVariant?
 
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,

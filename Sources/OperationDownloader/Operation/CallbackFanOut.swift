@@ -86,21 +86,22 @@ final class CallbackFanOut: Sendable {
     /// its variant's image or its own error. The memory cache gets each variant's image once, before any
     /// caller runs, so a request made from a completion already hits it.
     func answerAll(_ ending: DownloadEnding, after notifications: [Notification.Name], object: AnyObject) {
-        typealias Answer = (image: DecodedImage?, data: Data?, error: (any Error)?)
         let notifications = postsNotifications ? notifications : []
-        var answers: [(CallbackRecord, Answer)] = []
-        for record in store.closeAndTakeAll() {
-            switch ending {
-            case .failure(let error):
-                answers.append((record, (nil, nil, error)))
-            case .images(let images):
+        let records = store.closeAndTakeAll()
+        var answers = ContiguousArray<Answer>()
+        answers.reserveCapacity(records.count)
+        switch ending {
+        case .failure(let error):
+            for _ in records { answers.append(Answer(image: nil, data: nil, error: error)) }
+        case .images(let images):
+            for record in records {
                 let (image, error) = images.answer(for: record)
-                answers.append((record, (image, error == nil ? images.data : nil, error)))
+                answers.append(Answer(image: image, data: error == nil ? images.data : nil, error: error))
             }
+            writeMemoryCache(records, answers)
         }
-        if case .images = ending { writeMemoryCache(answers.map { ($0.0, $0.1.image) }) }
-        var sameQueue: [(ImageDownloaderCompletedHandler, Answer)] = []
-        for (record, answer) in answers {
+        var sameQueue = ContiguousArray<(ImageDownloaderCompletedHandler, Answer)>()
+        for (record, answer) in zip(records, answers) {
             guard let completed = record.completed else { continue }
             if record.queue === callbackQueue {
                 sameQueue.append((completed, answer))
@@ -116,12 +117,20 @@ final class CallbackFanOut: Sendable {
         }
     }
 
+    /// One caller's final answer.
+    private struct Answer {
+        let image: DecodedImage?
+        let data: Data?
+        let error: (any Error)?
+    }
+
     /// Each variant's complete image once (never an incomplete one).
-    private func writeMemoryCache(_ images: [(CallbackRecord, DecodedImage?)]) {
+    private func writeMemoryCache(_ records: [CallbackRecord], _ answers: ContiguousArray<Answer>) {
         guard let (cache, request) = memoryCache else { return }
-        var written = Set<ImageVariant>()
-        for (record, image) in images {
-            guard let image, !image.isIncomplete, written.insert(record.variant).inserted else { continue }
+        var written: [ImageVariant] = []
+        for (record, answer) in zip(records, answers) {
+            guard let image = answer.image, !image.isIncomplete, !written.contains(record.variant) else { continue }
+            written.append(record.variant)
             let identifier = record.memoryCacheIdentifier
             if cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) {
                 cache.add(image, for: request, withAdditionalIdentifier: identifier)

@@ -103,21 +103,27 @@ extension ImageDownloaderOperation {
     /// Ends the download: answers every remaining caller once (the memory cache written first), cancels the
     /// transfer if asked, releases decoders, transport and background task, then flips `isFinished`. Only the
     /// first call has an effect. `alsoPosting` are notifications that go out right after `imageDownloadStop`
-    /// (when this call posts it) and before the answers.
-    func finish(_ ending: DownloadEnding, cancelTransfer: Bool, alsoPosting: [Notification.Name] = []) {
-        let taken: (attempt: Attempt?, postStop: Bool)? = state.withLock { s in
+    /// (when this call posts it) and before the answers. `ifRunning`: only while that transfer's attempt runs.
+    func finish(
+        _ ending: DownloadEnding, cancelTransfer: Bool, alsoPosting: [Notification.Name] = [],
+        ifRunning transfer: (any TransportTransfer)? = nil
+    ) {
+        typealias Taken = (attempt: Attempt?, postStop: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)
+        let taken: Taken? = state.withLock { s in
             switch s.phase {
             case .starting, .transferring, .completing: break
             case .pending, .finished: return nil
             }
+            if let transfer, !s.isCurrent(transfer) { return nil }
             let attempt = s.attempt
+            let timeouts = s.stopTimeouts()
             s.phase = .finished
             s.metrics.finishedAt = Date()
             defer { s.stopPosted = true }
-            return (attempt, !s.stopPosted)
+            return (attempt, !s.stopPosted, timeouts)
         }
         guard let taken else { return }
-        taken.attempt?.timeouts.stop()
+        if let (clocks, running) = taken.timeouts { clocks.stop(running) }
         if cancelTransfer { taken.attempt?.transfer.cancel() }
         callers.answerAll(ending, after: (taken.postStop ? [.imageDownloadStop] : []) + alsoPosting, object: self)
         releaseResources()

@@ -13,6 +13,7 @@ extension ImageDownloaderOperation: TransferClient {
     /// The transport of this operation: the downloader's (from the context), else one on the session given to
     /// `init`, else one owning a session of its own (invalidated when the operation finishes).
     private func resolveTransport() -> any DownloadTransport {
+        if let resolved = state.withLock({ $0.transport }) { return resolved }  // a later attempt
         let made: any DownloadTransport
         if let transport = context.downloader?.transport {
             made = transport
@@ -47,7 +48,7 @@ extension ImageDownloaderOperation: TransferClient {
         let transfer = transport.makeTransfer(
             TransferRequest(
                 urlRequest: request, allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
-                priority: URLSessionLimits.taskPriority(for: queuePriority), idleTimeout: settings.idleTimeout,
+                priority: TransferRequest.priority(for: queuePriority), idleTimeout: settings.idleTimeout,
                 maximumResponseSize: settings.maximumResponseSize),
             client: self)
         let timeouts = TransferTimeouts(
@@ -64,9 +65,20 @@ extension ImageDownloaderOperation: TransferClient {
         if settings.decodesProgressively { startProgressiveDecoding() }
         if reports { callers.reportProgress(0, -1) }
         callers.post([.imageDownloadStart], object: self)
-        timeouts.start(lastActivity: { [weak self] in self?.lastActivity(of: transfer) ?? 0 }) { [weak self] in
-            self?.finish(error: ImageDownloaderError.network(URLError(.timedOut)), cancelTransfer: true)
+        let running = timeouts.start(
+            lastActivity: { [weak self] in self?.lastActivity(of: transfer) ?? 0 },
+            onTimeout: { [weak self] in
+                self?.attemptFailed(transfer, ImageDownloaderError.network(URLError(.timedOut)), cancelTransfer: true)
+            })
+        let kept: Bool = state.withLock { s in
+            s.modifyAttempt(of: transfer) { attempt in
+                guard !attempt.timeoutsStopped else { return false }
+                attempt.runningTimeouts = running
+                return true
+            } ?? false
         }
+        // The attempt ended during start (a cancel from the start progress callback): no registration stays.
+        if !kept { timeouts.stop(running) }
         transfer.resume()
     }
 
@@ -246,32 +258,36 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics) {
-        let ended: (attempt: Attempt, cancelRequested: Bool)? = state.withLock { s in
-            guard let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
-            s.metrics.record(metrics, requestsBefore: s.requestsSent)
-            s.requestsSent = s.metrics.attemptCount
-            return (attempt, s.cancelRequested)
-        }
-        guard let (attempt, cancelRequested) = ended else { return }
-        // The transfer is over: decoding never counts against a timeout.
-        attempt.timeouts.stop()
+        let ended: (attempt: Attempt, cancelRequested: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)?
+            = state.withLock { s in
+                guard let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
+                s.metrics.record(metrics, requestsBefore: s.requestsSent)
+                s.requestsSent = s.metrics.attemptCount
+                // The transfer is over: decoding never counts against a timeout.
+                return (attempt, s.cancelRequested, s.stopTimeouts())
+            }
+        guard let (attempt, cancelRequested, timeouts) = ended else { return }
+        if let (clocks, running) = timeouts { clocks.stop(running) }
         if let error {
-            attemptFailed(Self.downloaderError(for: error, cancelRequested: cancelRequested))
+            attemptFailed(transfer, Self.downloaderError(for: error, cancelRequested: cancelRequested))
             return
         }
         let (response, codes) = state.withLock { ($0.response, $0.acceptableStatusCodes) }
         if let status = (response as? HTTPURLResponse)?.statusCode, !ResponseValidation.isAcceptable(status: status, codes: codes) {
             // A 401 kept for an authentication retry that never came (or refused): the status is the answer.
-            attemptFailed(ImageDownloaderError.invalidDownloadStatusCode(status))
+            attemptFailed(transfer, ImageDownloaderError.invalidDownloadStatusCode(status))
             return
         }
         complete(attempt)
     }
 
-    /// The one place a failed attempt is judged. Without retries it ends the operation; retries (issue 16)
-    /// would start a new attempt here instead (`startAttempt`) when the policy allows.
-    private func attemptFailed(_ error: ImageDownloaderError) {
-        finish(error: error, cancelTransfer: false)
+    /// The one place a failed attempt is judged (its transfer ended with an error, an unacceptable status or a
+    /// timeout). Without retries it ends the operation; retries (issue 16) would start a new attempt here
+    /// instead (`startAttempt`) when the policy allows. Nothing happens unless `transfer` is still the running one.
+    private func attemptFailed(
+        _ transfer: any TransportTransfer, _ error: ImageDownloaderError, cancelTransfer: Bool = false
+    ) {
+        finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
     }
 
     /// The transport's error as the callers see it: `ImageDownloaderError`s pass through, URL errors become

@@ -32,8 +32,6 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     let context: ImageDownloaderContext
     /// Timeouts, limits, queues: resolved once from the context (the defaults live in `DownloadSettings`).
     let settings: DownloadSettings
-    /// The variant of callers added through `addHandlers(forProgress:completed:)`.
-    let defaultVariant: ImageVariant
     let callers: CallbackFanOut
     /// The HTTP cache (`.useURLCache`, `.ignoreCachedResponse`) and cookies (`.handleCookies`) for this download.
     let httpTransaction: HTTPCacheTransaction
@@ -53,7 +51,6 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.options = options
         self.context = context
         self.settings = settings
-        self.defaultVariant = ImageVariant(options: options, context: context)
         self.deadlineMonitor = context.downloader?.deadlineMonitor ?? .shared
         self.callers = CallbackFanOut(
             callbackQueue: settings.callbackQueue, postsNotifications: settings.postsNotifications, url: request.url,
@@ -98,7 +95,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         get { super.queuePriority }
         set {
             super.queuePriority = newValue
-            state.withLock { $0.attempt?.transfer }?.setPriority(URLSessionLimits.taskPriority(for: newValue))
+            state.withLock { $0.attempt?.transfer }?.setPriority(TransferRequest.priority(for: newValue))
         }
     }
 
@@ -162,14 +159,14 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     ) -> AnyObject? {
         let record: CallbackRecord
         if let caller = callerContext {
-            let variant = resolved(ImageVariant(options: options, context: caller))
+            let variant = resolved(caller.variant ?? ImageVariant(options: options, context: caller))
             record = CallbackRecord(
                 progress: progress, completed: completed, queue: caller.callbackQueue ?? callers.callbackQueue,
                 variant: variant, transformer: caller.transformer,
                 allowsIncompleteImages: caller.allowsIncompleteImages ?? context.allowsIncompleteImages ?? false,
                 memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: caller.cacheIdentifier))
         } else {
-            let variant = resolved(defaultVariant)
+            let variant = resolved(ImageVariant(options: self.options, context: context))
             record = CallbackRecord(
                 progress: progress, completed: completed, queue: callers.callbackQueue, variant: variant,
                 transformer: context.transformer, allowsIncompleteImages: context.allowsIncompleteImages ?? false,

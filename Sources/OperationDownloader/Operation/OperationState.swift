@@ -79,6 +79,15 @@ struct OperationState {
         return body(attempt)
     }
 
+    /// Stops the clocks of the running attempt for good; returns the registrations to unregister (outside the
+    /// lock: the monitor has its own).
+    mutating func stopTimeouts() -> (TransferTimeouts, TransferTimeouts.Running)? {
+        guard case .transferring(let attempt) = phase else { return nil }
+        attempt.timeoutsStopped = true
+        defer { attempt.runningTimeouts = nil }
+        return attempt.runningTimeouts.map { (attempt.timeouts, $0) }
+    }
+
     /// The attempt of `transfer` when it is the running one, its activity noted (an event just arrived).
     func activeAttempt(of transfer: any TransportTransfer, now: UInt64) -> Attempt? {
         guard case .transferring(let attempt) = phase, attempt.transfer === transfer else { return nil }
@@ -94,6 +103,10 @@ struct OperationState {
 final class Attempt: @unchecked Sendable {  // guarded by the owning operation's `state` lock
     let transfer: any TransportTransfer
     let timeouts: TransferTimeouts
+    /// The clocks' registrations while they run; nil before they start and once stopped.
+    var runningTimeouts: TransferTimeouts.Running?
+    /// The clocks were stopped (the transfer ended): they must not start after that.
+    var timeoutsStopped = false
     /// The monitor time of the latest event (the idle timeout counts from it).
     var lastActivity: UInt64
     var buffer = Data()

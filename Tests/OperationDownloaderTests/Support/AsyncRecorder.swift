@@ -69,8 +69,7 @@ final class AsyncRecorder: @unchecked Sendable {  // `lock` guards every var
                 continuation.resume(returning: true)
                 return
             }
-            Task {
-                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+            afterTimeout(timeout) {
                 let expired = self.lock.withLock { self.waiters.removeValue(forKey: id) }
                 expired?.continuation.resume(returning: false)
             }
@@ -83,5 +82,14 @@ final class AsyncRecorder: @unchecked Sendable {  // `lock` guards every var
     @discardableResult
     func completion(timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
         await wait(timeout: timeout, sourceLocation: sourceLocation) { !$0.finals.isEmpty }
+    }
+}
+
+/// Runs `action` after `seconds` (the bound of a continuation-based wait: it resumes the waiter with a failure
+/// if nothing did before).
+func afterTimeout(_ seconds: TimeInterval, _ action: @escaping @Sendable () -> Void) {
+    Task {
+        try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        action()
     }
 }

@@ -53,8 +53,7 @@ final class ScriptedTransport: DownloadTransport, @unchecked Sendable {  // `loc
             }
             if let existing { continuation.resume(returning: existing) }
             if existing == nil {
-                Task {
-                    try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                afterTimeout(timeout) {
                     let expired: CheckedContinuation<ScriptedTransfer?, Never>? = self.lock.withLock {
                         guard let at = self.waiters.firstIndex(where: { $0.index == index }) else { return nil }
                         return self.waiters.remove(at: at).continuation
@@ -108,8 +107,7 @@ final class ScriptedTransfer: TransportTransfer, @unchecked Sendable {  // `lock
                 continuation.resume(returning: true)
                 return
             }
-            Task {
-                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+            afterTimeout(timeout) {
                 let expired: [CheckedContinuation<Bool, Never>] = self.lock.withLock {
                     defer { self.resumeWaiters = [] }
                     return self.resumeWaiters

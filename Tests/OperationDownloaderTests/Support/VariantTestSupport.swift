@@ -47,9 +47,7 @@ final class CountingCoder: ProgressiveImageCoder, @unchecked Sendable {  // `loc
 
     /// The shared manager's coder for `fixture` (the real PNG or JPEG coder).
     static func wrapping(fixture: String) -> CountingCoder? {
-        guard let data = try? FixtureServer.fixtureData(fixture),
-              let base = ImageCodersManager.shared.coders.last(where: { $0.canDecode(data) }) else { return nil }
-        return CountingCoder(base: base)
+        TestCoders.sharedCoder(decoding: fixture).map(CountingCoder.init(base:))
     }
 
     var oneShotDecodes: [ImageDecodingOptions] { lock.withLock { decodes } }

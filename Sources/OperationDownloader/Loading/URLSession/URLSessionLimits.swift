@@ -23,14 +23,4 @@ enum URLSessionLimits {
         #endif
         return nil
     }
-
-    /// `URLSessionTask.priority` for an operation's queue priority (SPEC §10: `.highPriority` 0.75,
-    /// `.lowPriority` 0.25, otherwise the default 0.5).
-    static func taskPriority(for priority: Operation.QueuePriority) -> Float {
-        switch priority {
-        case .veryHigh, .high: return 0.75
-        case .veryLow, .low: return 0.25
-        default: return 0.5
-        }
-    }
 }
