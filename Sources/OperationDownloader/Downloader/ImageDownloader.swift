@@ -60,24 +60,25 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     /// Whether the operation class is this package's (it writes the memory cache itself, before answering);
     /// other classes get completion wrappers that do.
     let operationWritesMemoryCache: Bool
-    var headers: [String: String] = [
+    // The vars below are only touched under `lock`: no dynamic exclusivity check needed.
+    @exclusivity(unchecked) var headers: [String: String] = [
         "Accept": "image/*,*/*;q=0.8",
         "User-Agent": ImageDownloader.defaultUserAgent,
     ]
-    var storedRequestModifier: (any ImageDownloaderRequestModifier)?
-    var storedResponseModifier: (any ImageDownloaderResponseModifier)?
-    var storedDecryptor: (any ImageDownloaderDecryptor)?
+    @exclusivity(unchecked) var storedRequestModifier: (any ImageDownloaderRequestModifier)?
+    @exclusivity(unchecked) var storedResponseModifier: (any ImageDownloaderResponseModifier)?
+    @exclusivity(unchecked) var storedDecryptor: (any ImageDownloaderDecryptor)?
     /// The operations in flight, by coalescing key.
-    var operations: [String: InFlight] = [:]
-    var liveOperations = 0
-    var invalidated = false
+    @exclusivity(unchecked) var operations: [String: InFlight] = [:]
+    @exclusivity(unchecked) var liveOperations = 0
+    @exclusivity(unchecked) var invalidated = false
     /// `invalidate(cancelPendingOperations: true)` was called: an operation still being queued is cancelled.
-    var cancelsEverything = false
+    @exclusivity(unchecked) var cancelsEverything = false
     /// LIFO: the order operations were published in (see `orderNewestFirst`).
-    var lifoSequence: [ObjectIdentifier: UInt64] = [:]
-    var nextSequence: UInt64 = 0
+    @exclusivity(unchecked) var lifoSequence: [ObjectIdentifier: UInt64] = [:]
+    @exclusivity(unchecked) var nextSequence: UInt64 = 0
     /// Set by `invalidate`: how to end the transport once the last operation has finished.
-    var pendingInvalidation: Invalidation?
+    @exclusivity(unchecked) var pendingInvalidation: Invalidation?
 
     enum Invalidation {
         case cancelTransfers, finishTransfers

@@ -36,10 +36,11 @@ final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, 
 
     private let lock = NSLock()
     private let clock: any DeadlineClock
-    private var entries: [UInt64: Entry] = [:]
-    private var nextID: UInt64 = 0
+    // Only touched under `lock`: no dynamic exclusivity check needed.
+    @exclusivity(unchecked) private var entries: [UInt64: Entry] = [:]
+    @exclusivity(unchecked) private var nextID: UInt64 = 0
     /// The deadline the timer is scheduled for (clock nanoseconds); `UInt64.max` when idle.
-    private var armedAt = UInt64.max
+    @exclusivity(unchecked) private var armedAt = UInt64.max
 
     /// A monitor on the real clock, firing on `queue`.
     convenience init(queue: DispatchQueue = DispatchQueue(label: "OperationDownloader.deadlines")) {

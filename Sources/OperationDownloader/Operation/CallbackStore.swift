@@ -63,8 +63,9 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
 /// critical section, so no caller can join an operation that is about to be cancelled.
 final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrier writes) guards `records` and `closed`
     private let queue = DispatchQueue(label: "OperationDownloader.CallbackStore", attributes: .concurrent)
-    private var records: [CallbackRecord] = []
-    private var closed = false
+    // Only touched on `queue` (reads in `sync`, writes in barriers): no dynamic exclusivity check needed.
+    @exclusivity(unchecked) private var records: [CallbackRecord] = []
+    @exclusivity(unchecked) private var closed = false
 
     /// Adds a caller; false when the store is closed (the operation finished, was cancelled, or lost its last caller).
     func add(_ record: CallbackRecord) -> Bool {

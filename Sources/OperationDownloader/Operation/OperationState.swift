@@ -100,28 +100,29 @@ struct OperationState {
 ///
 /// A class, reached only through `OperationState.phase`: its fields are read and written only inside the
 /// operation's state lock (a struct payload would be copied out of the enum and back on every chunk).
+/// Its fields skip the runtime's dynamic exclusivity checks: the lock already serializes every access.
 final class Attempt: @unchecked Sendable {  // guarded by the owning operation's `state` lock
     let transfer: any TransportTransfer
     let timeouts: TransferTimeouts
     /// The clocks' registrations while they run; nil before they start and once stopped.
-    var runningTimeouts: TransferTimeouts.Running?
+    @exclusivity(unchecked) var runningTimeouts: TransferTimeouts.Running?
     /// The clocks were stopped (the transfer ended): they must not start after that.
-    var timeoutsStopped = false
+    @exclusivity(unchecked) var timeoutsStopped = false
     /// The monitor time of the latest event (the idle timeout counts from it).
-    var lastActivity: UInt64
-    var buffer = Data()
+    @exclusivity(unchecked) var lastActivity: UInt64
+    @exclusivity(unchecked) var buffer = Data()
     /// The announced body size (clamped later by what arrives), or -1.
-    var expectedSize = -1
-    var lastReportedSize = -1
+    @exclusivity(unchecked) var expectedSize = -1
+    @exclusivity(unchecked) var lastReportedSize = -1
     /// The current response is a 401 that an authentication retry should replace: its body is not kept.
-    var awaitingAuthRetry = false
-    var authAttempts = 0
+    @exclusivity(unchecked) var awaitingAuthRetry = false
+    @exclusivity(unchecked) var authAttempts = 0
     /// Checks the first body bytes for a non-image (nil once decided, or when not sniffing).
-    var sniffer: BodySniffer?
+    @exclusivity(unchecked) var sniffer: BodySniffer?
     /// The server's response as received (before the response modifier), to store in the HTTP cache.
-    var serverResponse: HTTPURLResponse?
+    @exclusivity(unchecked) var serverResponse: HTTPURLResponse?
     /// A 304 answered from the HTTP cache: its stored response and body replace the (empty) 304.
-    var revalidated: CachedHTTPResponse?
+    @exclusivity(unchecked) var revalidated: CachedHTTPResponse?
 
     init(transfer: any TransportTransfer, timeouts: TransferTimeouts, sniffs: Bool) {
         self.transfer = transfer

@@ -34,13 +34,14 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     /// here); nil: this transfer is the task's delegate itself.
     private weak var sessionDelegate: (any URLSessionDataDelegate)?
     private let lock = NSLock()
-    private var stage = Stage.created
-    private var task: URLSessionDataTask?
+    // Only touched under `lock`: no dynamic exclusivity check needed.
+    @exclusivity(unchecked) private var stage = Stage.created
+    @exclusivity(unchecked) private var task: URLSessionDataTask?
     /// A redirect or challenge completion handler is pending: a cancel waits until it was called.
-    private var deciding = false
-    private var cancelAfterDecision = false
+    @exclusivity(unchecked) private var deciding = false
+    @exclusivity(unchecked) private var cancelAfterDecision = false
     /// A redirect was followed (see the challenge workaround).
-    private var redirected = false
+    @exclusivity(unchecked) private var redirected = false
 
     init(
         session: URLSession, router: SessionRouter?, request: TransferRequest, client: any TransferClient,
