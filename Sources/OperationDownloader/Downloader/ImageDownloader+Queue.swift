@@ -97,25 +97,41 @@ extension ImageDownloader {
 
         let type = configuration.operationClass ?? ImageDownloaderOperation.self
         let operation = type.init(request: request, session: session, options: options, context: merged)
-        operation.credential = configuration.effectiveCredential
-        operation.minimumProgressInterval = configuration.minimumProgressInterval
-        operation.acceptableStatusCodes = configuration.acceptableStatusCodes
-        operation.acceptableContentTypes = configuration.acceptableContentTypes
-        operation.queuePriority = Self.priority(for: options)
+        let priority = Self.priority(for: options)
+        if type == ImageDownloaderOperation.self {
+            // A fresh operation of this class already has the defaults: only what differs is set (each setter
+            // takes the operation's lock, and the queue priority's notifies observers).
+            if let credential = configuration.effectiveCredential { operation.credential = credential }
+            if configuration.minimumProgressInterval != 0 {
+                operation.minimumProgressInterval = configuration.minimumProgressInterval
+            }
+            if let codes = configuration.acceptableStatusCodes { operation.acceptableStatusCodes = codes }
+            if let types = configuration.acceptableContentTypes { operation.acceptableContentTypes = types }
+            if priority != .normal { operation.queuePriority = priority }
+        } else {
+            operation.credential = configuration.effectiveCredential
+            operation.minimumProgressInterval = configuration.minimumProgressInterval
+            operation.acceptableStatusCodes = configuration.acceptableStatusCodes
+            operation.acceptableContentTypes = configuration.acceptableContentTypes
+            operation.queuePriority = priority
+        }
         return operation
     }
 
     /// Registers the operation with the router (for operation classes that make their own tasks) and the
     /// queue. Without the lock: `addOperation` and a custom operation's properties are user code.
     func enqueue(_ operation: any ImageDownloaderOperationProtocol, key: String) {
-        router?.register(operation)
+        // Operations of this package's class (and subclasses) bind their tasks through the transport; only other
+        // classes create tasks the router must find by `dataTask`.
+        let foreign = !(operation is ImageDownloaderOperation)
+        if foreign { router?.register(operation) }
         operation.onFinishing { [weak self, weak operation] in
             guard let operation else { return }
             // corelibs Foundation: a dependency keeps an UNRETAINED back-reference to each dependent and
             // walks them when it finishes. A LIFO dependent that was cancelled finishes first and is freed,
             // so the later walk touched freed memory (crash in Operation.observeValue). Unlink it now.
             for dependency in operation.dependencies { operation.removeDependency(dependency) }
-            self?.operationFinished(operation, key: key)
+            self?.operationFinished(operation, key: key, registered: foreign)
         }
         if storedConfiguration.executionOrder == .lifo { orderNewestFirst(operation) }
         queue.addOperation(operation)
@@ -139,8 +155,8 @@ extension ImageDownloader {
         }
     }
 
-    private func operationFinished(_ operation: any ImageDownloaderOperationProtocol, key: String) {
-        router?.unregister(operation)
+    private func operationFinished(_ operation: any ImageDownloaderOperationProtocol, key: String, registered: Bool) {
+        if registered { router?.unregister(operation) }
         let drained: Bool = lock.withLock {
             if operations[key]?.operation === operation { operations[key] = nil }
             lifoSequence[ObjectIdentifier(operation)] = nil

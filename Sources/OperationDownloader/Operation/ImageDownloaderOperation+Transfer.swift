@@ -36,9 +36,9 @@ extension ImageDownloaderOperation: TransferClient {
     func startAttempt(_ request: URLRequest) {
         let transport = resolveTransport()
         // Refused before anything is sent: a request without a URL is a fatal error inside corelibs, and a host
-        // the transport cannot reach fails with an unexplained code.
+        // the transport cannot reach fails with an unexplained code. (The downloader checked its requests already.)
         let refusal: ImageDownloaderError? = request.url.map { url in
-            transport.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) }
+            context.downloader == nil ? transport.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
         } ?? .invalidURL
         if let refusal {
             state.withLock { $0.metrics.startedAt = Date() }
