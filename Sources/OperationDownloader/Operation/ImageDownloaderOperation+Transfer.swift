@@ -13,11 +13,10 @@ extension ImageDownloaderOperation: TransferClient {
     /// The transport of this operation: the downloader's (from the context), else one on the session given to
     /// `init`, else one owning a session of its own (invalidated when the operation finishes).
     private func resolveTransport() -> any DownloadTransport {
+        if let transport = context.downloader?.transport { return transport }
         if let resolved = state.withLock({ $0.transport }) { return resolved }  // a later attempt
         let made: any DownloadTransport
-        if let transport = context.downloader?.transport {
-            made = transport
-        } else if let givenSession {
+        if let givenSession {
             made = URLSessionTransport(borrowing: givenSession)
         } else {
             made = URLSessionTransport(
@@ -26,7 +25,7 @@ extension ImageDownloaderOperation: TransferClient {
         }
         state.withLock {
             $0.transport = made
-            $0.ownsTransport = context.downloader == nil && givenSession == nil
+            $0.ownsTransport = givenSession == nil
         }
         return made
     }
@@ -210,6 +209,7 @@ extension ImageDownloaderOperation: TransferClient {
     /// While the first bytes are being checked (`BodySniffer`): feeds them, outside the lock (coders'
     /// `canDecode` is user code). Events of one transfer never overlap, so the sniffer is not fed twice at once.
     private func sniff(_ data: Data, from transfer: any TransportTransfer) -> BodySniffer.Verdict? {
+        guard settings.sniffsBody else { return nil }
         guard var pending = state.withLock({ s in
             s.isCurrent(transfer) && s.attempt?.awaitingAuthRetry == false ? s.attempt?.sniffer : nil
         }) else { return nil }
@@ -230,7 +230,7 @@ extension ImageDownloaderOperation: TransferClient {
         let found: (Int, (any DownloadTransport)?)? = state.withLock { s in
             guard s.activeAttempt(of: transfer, now: now) != nil else { return nil }
             s.metrics.redirectCount += 1
-            return (s.metrics.redirectCount, s.transport)
+            return (s.metrics.redirectCount, context.downloader?.transport ?? s.transport)
         }
         guard let (count, transport) = found else { return nil }
         let policy = RedirectPolicy(originalRequest: originalRequest) { transport?.unsupportedReason(for: $0) }

@@ -35,7 +35,8 @@ struct OperationState {
     var requestsSent = 0
     /// The current (finally: the last) response, after the response modifier.
     var response: URLResponse?
-    /// The transport the attempts use (resolved at start: the downloader's, or one the operation owns).
+    /// The transport of an operation running without a downloader (made at start: on the session it was given,
+    /// or owning one); the downloader's comes with the context.
     var transport: (any DownloadTransport)?
     var ownsTransport = false
     var progressive: ProgressiveDecoding?
