@@ -31,7 +31,8 @@ extension ImageDownloader {
             completed?(nil, nil, ImageDownloaderError.invalidURL, true)
             return nil
         }
-        var callerContext = resolvedCallerContext(context ?? ImageDownloaderContext())
+        var callerContext = context ?? ImageDownloaderContext()
+        resolvePerCallerSettings(&callerContext)
         let variant = ImageVariant(options: options, context: callerContext)
         // Computed once: the operation takes it from here instead of deriving it again from the context.
         callerContext.variant = variant
@@ -107,12 +108,10 @@ extension ImageDownloader {
 
     /// The caller's context with the downloader's defaults for what is decided per caller (the operation's own
     /// context is the first caller's, so a later caller must not inherit that caller's choices).
-    private func resolvedCallerContext(_ context: ImageDownloaderContext) -> ImageDownloaderContext {
-        var resolved = context
-        resolved.callbackQueue = context.callbackQueue ?? callbackQueue
-        resolved.allowsIncompleteImages = context.allowsIncompleteImages ?? storedConfiguration.allowsIncompleteImages
-        resolved.maximumPixelCount = context.maximumPixelCount ?? storedConfiguration.maximumPixelCount
-        return resolved
+    private func resolvePerCallerSettings(_ context: inout ImageDownloaderContext) {
+        if context.callbackQueue == nil { context.callbackQueue = callbackQueue }
+        if context.allowsIncompleteImages == nil { context.allowsIncompleteImages = storedConfiguration.allowsIncompleteImages }
+        if context.maximumPixelCount == nil { context.maximumPixelCount = storedConfiguration.maximumPixelCount }
     }
 
     /// Why the prepared request (after the request modifier) cannot be loaded at all: no URL, a scheme the

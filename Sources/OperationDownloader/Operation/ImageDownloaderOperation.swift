@@ -49,7 +49,6 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.originalRequest = request
         self.givenSession = session
         self.options = options
-        self.context = context
         self.settings = settings
         self.deadlineMonitor = context.downloader?.deadlineMonitor ?? .shared
         self.callers = CallbackFanOut(
@@ -59,6 +58,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.httpTransaction = HTTPCacheTransaction(
             request: request, cache: context.httpCache, useURLCache: options.contains(.useURLCache),
             ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies))
+        self.context = context  // last: moved, not copied
         super.init()
     }
 
