@@ -77,7 +77,7 @@ import Testing
     @Test func aZeroTimeoutMeansFifteenSeconds() async throws {
         let (monitor, clock) = makeManualMonitor()
         let (downloader, queue) = makeDownloader(monitor: monitor) { $0.downloadTimeout = 0 }
-        #expect(downloader.configuration.sessionConfiguration.timeoutIntervalForRequest == 15)
+        #expect(downloader.configuration.sessionConfiguration.timeoutIntervalForRequest == 15 + DownloadSettings.backstopMargin)
         let tag = newTag()
         let recorder = DownloadRecorder()
         downloader.downloadImage(
@@ -93,7 +93,8 @@ import Testing
         #expect(recorder.downloaderError?.caseName == "network-1001")
         server.release(tag)
         #expect(DownloadSettings.idleTimeout(0) == 15 && DownloadSettings.idleTimeout(.nan) == 15)
-        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 1 && DownloadSettings.backstopTimeout(idle: 2.5) == 3)
+        // Whole seconds, always later than the package's own timeout.
+        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 6 && DownloadSettings.backstopTimeout(idle: 2.5) == 8)
     }
 
     @Test func maximumDownloadDurationFromTheContextCapsTheTransfer() async throws {

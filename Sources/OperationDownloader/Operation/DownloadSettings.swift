@@ -43,9 +43,15 @@ struct DownloadSettings: Sendable {
         return seconds
     }
 
+    /// Seconds the transport's own timeout lags behind the package's, so the package's always fires first.
+    static let backstopMargin: TimeInterval = 5
+
     /// The transport's own backstop for an idle timeout: whole seconds (URLSession on Linux truncates the
-    /// request timeout, so 0.5 would fail at once), at least the idle timeout and at least 1 s.
+    /// request timeout, so 0.5 would fail at once), the idle timeout rounded up plus `backstopMargin`. Never
+    /// equal to it: corelibs' timer firing while a redirect decision is pending ends the task under the
+    /// decision, and its completion handler then traps ("Received callback for HTTP redirection, but we're not
+    /// waiting for it"); the package's timer cancels the transfer the safe way first.
     static func backstopTimeout(idle seconds: TimeInterval?) -> TimeInterval {
-        max(1, idleTimeout(seconds).rounded(.up))
+        max(1, idleTimeout(seconds).rounded(.up)) + backstopMargin
     }
 }

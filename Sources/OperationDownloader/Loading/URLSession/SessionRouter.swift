@@ -15,13 +15,14 @@ import FoundationNetworking
 final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // `lock` guards both maps
     /// Who gets a task's callbacks.
     private enum Target {
-        case delegate(any URLSessionDataDelegate)
+        /// An operation's delegate methods (and the transfer behind them, when the operation has one).
+        case delegate(any URLSessionDataDelegate, URLSessionTransfer?)
         case transfer(URLSessionTransfer)
     }
 
     private let lock = NSLock()
     private var unmatched: [ObjectIdentifier: any ImageDownloaderOperationProtocol] = [:]
-    private var byTask: [Int: Target] = [:]
+    private var byTask: [Int: (task: URLSessionTask, target: Target)] = [:]
 
     /// Routes the callbacks of the tasks `operation` creates itself (found by its `dataTask`).
     func register(_ operation: any ImageDownloaderOperationProtocol) {
@@ -33,35 +34,49 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         lock.withLock {
             guard unmatched.removeValue(forKey: ObjectIdentifier(operation)) == nil else { return }
             let bound = byTask.first { entry in
-                if case .delegate(let delegate) = entry.value { return delegate === operation }
+                if case .delegate(let delegate, _) = entry.value.target { return delegate === operation }
                 return false
             }
             if let id = bound?.key { byTask[id] = nil }
         }
     }
 
-    /// Routes `task` to `delegate` (the operation whose delegate methods see the callbacks first).
-    func bind(_ task: URLSessionTask, to delegate: any URLSessionDataDelegate) {
+    /// Routes `task` to `delegate` (the operation whose delegate methods see the callbacks first, then hand
+    /// them to `transfer`).
+    func bind(_ task: URLSessionTask, to delegate: any URLSessionDataDelegate, transfer: URLSessionTransfer) {
         lock.withLock {
             if let operation = delegate as? any ImageDownloaderOperationProtocol {
                 unmatched[ObjectIdentifier(operation)] = nil
             }
-            byTask[task.taskIdentifier] = .delegate(delegate)
+            byTask[task.taskIdentifier] = (task, .delegate(delegate, transfer))
         }
     }
 
     /// Routes `task` straight to its transfer.
     func bind(_ task: URLSessionTask, to transfer: URLSessionTransfer) {
-        lock.withLock { byTask[task.taskIdentifier] = .transfer(transfer) }
+        lock.withLock { byTask[task.taskIdentifier] = (task, .transfer(transfer)) }
+    }
+
+    /// Ends every task still routed: transfers cancel themselves (after a redirect or challenge decision in
+    /// progress: corelibs traps when its completion handler runs after `task.cancel()`, which
+    /// `invalidateAndCancel` would do); tasks an operation class made itself are cancelled.
+    func cancelAll() {
+        let entries = lock.withLock { Array(byTask.values) }
+        for (task, target) in entries {
+            switch target {
+            case .transfer(let transfer), .delegate(_, let transfer?): transfer.cancel()
+            case .delegate(_, nil): task.cancel()
+            }
+        }
     }
 
     private func target(for task: URLSessionTask) -> Target? {
         lock.withLock {
-            if let found = byTask[task.taskIdentifier] { return found }
+            if let found = byTask[task.taskIdentifier] { return found.target }
             guard let (key, found) = unmatched.first(where: { $0.value.dataTask === task }) else { return nil }
             unmatched[key] = nil
-            byTask[task.taskIdentifier] = .delegate(found)
-            return .delegate(found)
+            byTask[task.taskIdentifier] = (task, .delegate(found, nil))
+            return .delegate(found, nil)
         }
     }
 
@@ -80,7 +95,7 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         case .transfer(let transfer)?:
             transfer.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
             return
-        case .delegate(let found)?:
+        case .delegate(let found, _)?:
             delegate = found
         case nil:
             // A task nobody owns any more (its operation finished): stop it.
@@ -105,7 +120,7 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         case .transfer(let transfer)?:
             transfer.urlSession(session, dataTask: dataTask, didReceive: data)
             return
-        case .delegate(let found)?:
+        case .delegate(let found, _)?:
             delegate = found
         case nil:
             return
@@ -125,7 +140,7 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         case .transfer(let transfer)?:
             transfer.urlSession(session, task: task, didCompleteWithError: error)
             return
-        case .delegate(let bound)?:
+        case .delegate(let bound, _)?:
             delegate = bound
         case nil:
             return
@@ -146,7 +161,7 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         case .transfer(let transfer)?:
             transfer.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
             return
-        case .delegate(let found)?:
+        case .delegate(let found, _)?:
             delegate = found
         case nil:
             // No owner: refuse (default handling hangs on Linux).
@@ -175,7 +190,7 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
                 session, task: task, willPerformHTTPRedirection: response, newRequest: request,
                 completionHandler: completionHandler)
             return
-        case .delegate(let found)?:
+        case .delegate(let found, _)?:
             delegate = found
         case nil:
             // No owner: its operation finished and has cancelled (or is cancelling) the task. Calling the

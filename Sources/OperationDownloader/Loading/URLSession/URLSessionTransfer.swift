@@ -72,7 +72,11 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         let task = session.dataTask(with: urlRequest)
         // corelibs stores the priority but libcurl does not use it; set it anyway (Apple uses it).
         if request.priority != URLSessionTask.defaultPriority { task.priority = request.priority }
-        if let sessionDelegate { router?.bind(task, to: sessionDelegate) } else { router?.bind(task, to: self) }
+        if let sessionDelegate {
+            router?.bind(task, to: sessionDelegate, transfer: self)
+        } else {
+            router?.bind(task, to: self)
+        }
         let cancelledMeanwhile: Bool = lock.withLock {
             self.task = task
             guard stage == .created else { return true }

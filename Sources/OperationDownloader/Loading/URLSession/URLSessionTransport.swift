@@ -68,7 +68,10 @@ final class URLSessionTransport: DownloadTransport, @unchecked Sendable {  // im
             return !invalidated
         }
         guard first, ownsSession else { return }
-        if cancellingTransfers { session.invalidateAndCancel() } else { session.finishTasksAndInvalidate() }
+        // Never `invalidateAndCancel`: it cancels a task whose redirect decision is in progress, and corelibs
+        // then traps when the decision's completion handler runs. The transfers cancel themselves safely.
+        if cancellingTransfers { router?.cancelAll() }
+        session.finishTasksAndInvalidate()
     }
 
     func unsupportedReason(for url: URL) -> String? {
