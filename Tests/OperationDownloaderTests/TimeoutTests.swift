@@ -137,11 +137,12 @@ import Testing
 
     /// End to end on the real clock: a transfer far longer than its idle timeout, but never idle that long.
     @Test func aSteadyTransferLongerThanTheIdleTimeoutSucceeds() async throws {
-        let (downloader, _) = OperationDownloaderTests.makeDownloader { $0.downloadTimeout = 1 }
+        let (downloader, _) = OperationDownloaderTests.makeDownloader { $0.downloadTimeout = 3 }
         let recorder = DownloadRecorder()
-        // 55916 bytes in 4 KB chunks every 250 ms: about 3.5 s in total, never 1 s without a byte.
+        // 55916 bytes in 4 KB chunks every 300 ms: about 4.2 s in total (a total timeout of 3 s fails it), never
+        // 3 s without a byte (ten times the gap: a loaded machine or TSan cannot make it look idle).
         downloader.downloadImage(
-            server.url("/drip/image.png?chunk=4096&delay_ms=250&tag=\(newTag())"), completed: recorder.completed)
+            server.url("/drip/image.png?chunk=4096&delay_ms=300&tag=\(newTag())"), completed: recorder.completed)
         await recorder.waitForCompletion(timeout: 60)
         #expect(recorder.final?.image?.width == 160, "got \(String(describing: recorder.error))")
     }
