@@ -12,16 +12,6 @@ import Testing
 @Suite struct TimeoutTests {
     let server = FixtureServer.shared
 
-    private func makeDownloader(
-        monitor: DeadlineMonitor, _ adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in }
-    ) -> (ImageDownloader, DispatchQueue) {
-        let queue = DispatchQueue(label: "test.callbacks")
-        var configuration = ImageDownloaderConfiguration()
-        configuration.callbackQueue = queue
-        adjust(&configuration)
-        return (ImageDownloader(configuration: configuration, deadlineMonitor: monitor), queue)
-    }
-
     // MARK: - The monitor's idle registrations
 
     @Test func anIdleDeadlineMovesWithActivityAndFiresOnceIdle() {
@@ -55,89 +45,77 @@ import Testing
         #expect(monitor.pendingCount == 0)
     }
 
-    // MARK: - Downloads
+    // MARK: - Downloads (scripted transport: only the manual clock counts, no transport timer races it)
 
     @Test func noByteForTheIdleTimeoutFailsWithTimedOut() async throws {
-        let (monitor, clock) = makeManualMonitor()
-        let (downloader, queue) = makeDownloader(monitor: monitor) { $0.downloadTimeout = 5 }
-        let tag = newTag()
-        let recorder = DownloadRecorder()
-        downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=60"), completed: recorder.completed)
-        await server.awaitRequests(tag: tag, count: 1)
-        #expect(await waitUntil { monitor.pendingCount == 1 })
-        clock.advance(by: 4.9)
-        await drain(queue)
+        let harness = ScriptedHarness { $0.downloadTimeout = 5 }
+        let (recorder, _) = harness.download()
+        let transfer = try #require(await harness.transport.transfer())
+        harness.clock.advance(by: 4.9)
+        await harness.drained()
         #expect(recorder.finals.isEmpty)
-        clock.advance(by: 0.2)
-        await recorder.waitForCompletion()
-        #expect(recorder.downloaderError?.caseName == "network-1001", "got \(String(describing: recorder.error))")
-        server.release(tag)
+        harness.clock.advance(by: 0.2)
+        await recorder.completion()
+        #expect(recorder.downloaderError?.caseName == "network-1001", "got \(String(describing: recorder.final?.error))")
+        #expect(transfer.cancelCount == 1)
     }
 
     @Test func aZeroTimeoutMeansFifteenSeconds() async throws {
-        let (monitor, clock) = makeManualMonitor()
-        let (downloader, queue) = makeDownloader(monitor: monitor) { $0.downloadTimeout = 0 }
-        #expect(downloader.configuration.sessionConfiguration.timeoutIntervalForRequest == 15 + DownloadSettings.backstopMargin)
-        let tag = newTag()
-        let recorder = DownloadRecorder()
-        downloader.downloadImage(
-            server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=60"), context: ImageDownloaderContext(downloadTimeout: -3),
-            completed: recorder.completed)
-        await server.awaitRequests(tag: tag, count: 1)
-        #expect(await waitUntil { monitor.pendingCount == 1 })
-        clock.advance(by: 14.9)
-        await drain(queue)
+        let harness = ScriptedHarness { $0.downloadTimeout = 0 }
+        #expect(harness.downloader.configuration.sessionConfiguration.timeoutIntervalForRequest
+            == 15 + DownloadSettings.backstopMargin)
+        let (recorder, _) = harness.download(context: ImageDownloaderContext(downloadTimeout: -3))
+        let transfer = try #require(await harness.transport.transfer())
+        #expect(transfer.request.idleTimeout == 15)
+        harness.clock.advance(by: 14.9)
+        await harness.drained()
         #expect(recorder.finals.isEmpty)
-        clock.advance(by: 0.2)
-        await recorder.waitForCompletion()
+        harness.clock.advance(by: 0.2)
+        await recorder.completion()
         #expect(recorder.downloaderError?.caseName == "network-1001")
-        server.release(tag)
         #expect(DownloadSettings.idleTimeout(0) == 15 && DownloadSettings.idleTimeout(.nan) == 15)
         // Whole seconds, always later than the package's own timeout.
         #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 6 && DownloadSettings.backstopTimeout(idle: 2.5) == 8)
     }
 
     @Test func maximumDownloadDurationFromTheContextCapsTheTransfer() async throws {
-        let (monitor, clock) = makeManualMonitor()
-        let (downloader, _) = makeDownloader(monitor: monitor) { $0.downloadTimeout = 100 }
-        let tag = newTag()
-        let recorder = DownloadRecorder()
-        downloader.downloadImage(
-            server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=60"),
-            context: ImageDownloaderContext(maximumDownloadDuration: 2), completed: recorder.completed)
-        await server.awaitRequests(tag: tag, count: 1)
-        #expect(await waitUntil { monitor.pendingCount == 2 })
-        clock.advance(by: 2.1)
-        await recorder.waitForCompletion()
+        let harness = ScriptedHarness { $0.downloadTimeout = 100 }
+        let (recorder, _) = harness.download(context: ImageDownloaderContext(maximumDownloadDuration: 2))
+        let transfer = try #require(await harness.transport.transfer())
+        #expect(harness.monitor.pendingCount == 2)
+        harness.clock.advance(by: 2.1)
+        await recorder.completion()
         #expect(recorder.downloaderError?.caseName == "network-1001")
-        server.release(tag)
-        #expect(await waitUntil { monitor.pendingCount == 0 })
+        #expect(transfer.cancelCount == 1)
+        #expect(harness.monitor.pendingCount == 0)
     }
 
     /// A debug-build decode of a large image used to fail a healthy download as a network timeout.
     @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
     func decodingNeverCountsAgainstEitherTimeout() async throws {
-        let (monitor, clock) = makeManualMonitor()
         let coder = try #require(BlockingCoder.wrapping(fixture: "image.png"))
-        let (downloader, _) = makeDownloader(monitor: monitor) {
+        let harness = ScriptedHarness {
             $0.downloadTimeout = 1
             $0.maximumDownloadDuration = 2
             $0.codersManager = TestCoders.manager(with: coder)
         }
-        let recorder = DownloadRecorder()
-        downloader.downloadImage(server.url("/images/image.png?tag=\(newTag())"), completed: recorder.completed)
+        let (recorder, _) = harness.download()
+        let transfer = try #require(await harness.transport.transfer())
+        transfer.respond()
+        transfer.send(ScriptedHarness.fixture("image.png"))
+        transfer.complete()
         await coder.started()
         // The transfer is complete and its timeouts are gone; an hour of decoding changes nothing.
-        #expect(monitor.pendingCount == 0)
-        clock.advance(by: 3600)
+        #expect(harness.monitor.pendingCount == 0)
+        harness.clock.advance(by: 3600)
         coder.proceed.signal()
-        await recorder.waitForCompletion()
-        #expect(recorder.final?.image?.width == 160, "got \(String(describing: recorder.error))")
+        await recorder.completion()
+        #expect(recorder.final?.image?.width == 160, "got \(String(describing: recorder.final?.error))")
     }
 
     /// End to end on the real clock: a transfer far longer than its idle timeout, but never idle that long.
     @Test func aSteadyTransferLongerThanTheIdleTimeoutSucceeds() async throws {
-        let (downloader, _) = OperationDownloaderTests.makeDownloader { $0.downloadTimeout = 3 }
+        let (downloader, _) = makeDownloader { $0.downloadTimeout = 3 }
         let recorder = DownloadRecorder()
         // 55916 bytes in 4 KB chunks every 300 ms: about 4.2 s in total (a total timeout of 3 s fails it), never
         // 3 s without a byte (ten times the gap: a loaded machine or TSan cannot make it look idle).

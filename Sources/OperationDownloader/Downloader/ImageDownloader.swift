@@ -146,7 +146,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         let how: Invalidation? = lock.withLock { invalidated ? pendingInvalidation : .cancelTransfers }
         guard let how else { return }
         let transport = self.transport
-        if how == .cancelTransfers { queue.cancelAllOperations() }
+        if how == .cancelTransfers { cancelEveryOperation() }
         queue.isSuspended = false
         // Nobody can reach this queue any more, so nothing can cancel this barrier.
         queue.addBarrierBlock { transport.invalidate(cancellingTransfers: how == .cancelTransfers) }
@@ -252,7 +252,17 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
 
     /// Cancels every queued and running download; each caller gets `.cancelled` once.
     public func cancelAllDownloads() {
+        cancelEveryOperation()
+    }
+
+    /// Cancels every queued and running operation with the queue suspended meanwhile: cancelling a running
+    /// operation finishes it, and the queue would otherwise start a pending one (whose request then reaches the
+    /// server) before the loop had cancelled it too.
+    private func cancelEveryOperation() {
+        let wasSuspended = queue.isSuspended
+        queue.isSuspended = true
         queue.cancelAllOperations()
+        queue.isSuspended = wasSuspended
     }
 
     /// Retires the downloader. With `cancelPendingOperations`, every queued and running download is cancelled
@@ -268,7 +278,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         }
         guard first else { return }
         if cancelPendingOperations {
-            queue.cancelAllOperations()
+            cancelEveryOperation()
             // Cancelled operations finish as soon as they are started, so let them.
             queue.isSuspended = false
         }
