@@ -90,29 +90,6 @@ import Testing
         #expect(harness.monitor.pendingCount == 0)
     }
 
-    /// A debug-build decode of a large image used to fail a healthy download as a network timeout.
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
-    func decodingNeverCountsAgainstEitherTimeout() async throws {
-        let coder = try #require(BlockingCoder.wrapping(fixture: "image.png"))
-        let harness = ScriptedHarness {
-            $0.downloadTimeout = 1
-            $0.maximumDownloadDuration = 2
-            $0.codersManager = TestCoders.manager(with: coder)
-        }
-        let (recorder, _) = harness.download()
-        let transfer = try #require(await harness.transport.transfer())
-        transfer.respond()
-        transfer.send(ScriptedHarness.fixture("image.png"))
-        transfer.complete()
-        await coder.started()
-        // The transfer is complete and its timeouts are gone; an hour of decoding changes nothing.
-        #expect(harness.monitor.pendingCount == 0)
-        harness.clock.advance(by: 3600)
-        coder.proceed.signal()
-        await recorder.completion()
-        #expect(recorder.final?.image?.width == 160, "got \(String(describing: recorder.final?.error))")
-    }
-
     /// End to end on the real clock: a transfer far longer than its idle timeout, but never idle that long.
     @Test func aSteadyTransferLongerThanTheIdleTimeoutSucceeds() async throws {
         let (downloader, _) = makeDownloader { $0.downloadTimeout = 3 }
