@@ -10,8 +10,8 @@ extension ImageDownloader {
     struct InFlight {
         let operation: any ImageDownloaderOperationProtocol
         /// The memory-cache writes done for this operation's callers, when the completion wrappers do them
-        /// (operation classes that are not this package's).
-        let cacheWrites: CacheWrites
+        /// (operation classes that are not this package's; nil otherwise).
+        let cacheWrites: CacheWrites?
 
         /// Finished or cancelled: never joined again. (User code for custom classes: never under the lock.)
         var isClosed: Bool { operation.isFinished || operation.isCancelled }
@@ -31,12 +31,14 @@ extension ImageDownloader {
             completed?(nil, nil, ImageDownloaderError.invalidURL, true)
             return nil
         }
-        var callerContext = context ?? ImageDownloaderContext()
-        resolvePerCallerSettings(&callerContext)
-        let variant = ImageVariant(options: options, context: callerContext)
+        // An Optional from the start: `addHandlers` takes one, and copying a context retains each of its fields.
+        var caller: ImageDownloaderContext? = context ?? ImageDownloaderContext()
+        resolvePerCallerSettings(&caller!)
+        let variant = ImageVariant(options: options, context: caller!)
         // Computed once: the operation takes it from here instead of deriving it again from the context.
-        callerContext.variant = variant
-        let cacheIdentifier = variant.additionalIdentifier(cacheIdentifier: callerContext.cacheIdentifier)
+        caller!.variant = variant
+        let identifier = caller!.cacheIdentifier
+        let cacheIdentifier = variant.additionalIdentifier(cacheIdentifier: identifier)
         if Self.allowsCachedData(request.cachePolicy), let cache = storedConfiguration.imageCache,
            let image = cache.image(for: request, withAdditionalIdentifier: cacheIdentifier) {
             completed?(image, nil, nil, true)
@@ -47,11 +49,10 @@ extension ImageDownloader {
             completed?(nil, nil, ImageDownloaderError.unsupportedOnPlatform(reason), true)
             return nil
         }
-        let key = coalescingKey(url: url, identifier: callerContext.cacheIdentifier, variant: variant)
+        let key = coalescingKey(url: url, identifier: identifier, variant: variant)
         let answer = wrap(completed, request: request, identifier: cacheIdentifier)
-        func add(to operation: any ImageDownloaderOperationProtocol, _ writes: CacheWrites) -> AnyObject? {
-            operation.addHandlers(
-                forProgress: progress, completed: answer(writes), options: options, context: callerContext)
+        func add(to operation: any ImageDownloaderOperationProtocol, _ writes: CacheWrites?) -> AnyObject? {
+            operation.addHandlers(forProgress: progress, completed: answer(writes), options: options, context: caller)
         }
 
         var made: (operation: any ImageDownloaderOperationProtocol, request: URLRequest)?
@@ -68,7 +69,7 @@ extension ImageDownloader {
             if lock.withLock({ invalidated }) { break }
             if made == nil {
                 // User code (the request modifier) runs outside the lock.
-                let prepared = prepareRequest(request, plain: plain, options: options, context: callerContext)
+                let prepared = prepareRequest(request, plain: plain, options: options, context: caller!)
                 guard let (prepared, modified) = prepared else { break }
                 if modified, let refusal = refusal(for: prepared) {
                     // The modifier's request cannot be loaded. Never queued: no progress call, no operation.
@@ -76,11 +77,11 @@ extension ImageDownloader {
                     return nil
                 }
                 let operation = makeOperation(
-                    request: prepared, cacheRequest: request, options: options, context: callerContext)
+                    request: prepared, cacheRequest: request, options: options, context: caller!)
                 made = (operation, prepared)
             }
             guard let (operation, prepared) = made else { break }
-            let writes = CacheWrites()
+            let writes = operationWritesMemoryCache ? nil : CacheWrites()
             // Our caller first: nobody else can reach the operation yet, so it cannot have closed.
             guard let callerToken = add(to: operation, writes) else { break }
             let published: Bool? = lock.withLock {
@@ -139,11 +140,11 @@ extension ImageDownloader {
     /// per operation and variant, before the caller runs.
     private func wrap(
         _ completed: ImageDownloaderCompletedHandler?, request: URLRequest, identifier: String?
-    ) -> (CacheWrites) -> ImageDownloaderCompletedHandler? {
+    ) -> (CacheWrites?) -> ImageDownloaderCompletedHandler? {
         guard !operationWritesMemoryCache, let cache = storedConfiguration.imageCache else { return { _ in completed } }
         return { writes in
             { image, data, error, finished in
-                if finished, error == nil, let image, !image.isIncomplete, writes.claim(identifier ?? ""),
+                if finished, error == nil, let image, !image.isIncomplete, writes?.claim(identifier ?? "") == true,
                    cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) {
                     cache.add(image, for: request, withAdditionalIdentifier: identifier)
                 }
@@ -155,7 +156,7 @@ extension ImageDownloader {
     /// Adds a caller to the operation in flight for `key`, if there is one that still takes callers. The lock
     /// is held only to read (or clean) the map.
     private func joinInFlight(
-        key: String, adding add: (any ImageDownloaderOperationProtocol, CacheWrites) -> AnyObject?
+        key: String, adding add: (any ImageDownloaderOperationProtocol, CacheWrites?) -> AnyObject?
     ) -> (InFlight, AnyObject)? {
         guard let entry = lock.withLock({ operations[key] }) else { return nil }
         guard !entry.isClosed, let callerToken = add(entry.operation, entry.cacheWrites) else {

@@ -73,28 +73,12 @@ extension ImageDownloader {
     /// downloader's settings, the transport, the timer and the memory cache travel in it, so any operation
     /// class gets them through `init`. `cacheRequest`: the caller's request, the memory cache's key.
     func makeOperation(
-        request: URLRequest, cacheRequest: URLRequest, options: ImageDownloaderOptions, context: ImageDownloaderContext
+        request: URLRequest, cacheRequest: URLRequest, options: ImageDownloaderOptions,
+        context: borrowing ImageDownloaderContext
     ) -> any ImageDownloaderOperationProtocol {
         let configuration = storedConfiguration
-        var merged = context
-        lock.withLock {
-            merged.responseModifier = context.responseModifier ?? storedResponseModifier
-            merged.decryptor = context.decryptor ?? storedDecryptor
-        }
-        merged.callbackQueue = context.callbackQueue ?? callbackQueue
-        merged.codersManager = context.codersManager ?? configuration.codersManager
-        merged.maximumResponseSize = context.maximumResponseSize ?? configuration.maximumResponseSize
-        merged.downloadTimeout = context.downloadTimeout ?? configuration.downloadTimeout
-        merged.maximumDownloadDuration = context.maximumDownloadDuration ?? configuration.maximumDownloadDuration
-        merged.allowsIncompleteImages = context.allowsIncompleteImages ?? configuration.allowsIncompleteImages
-        merged.progressiveDecodingInterval =
-            context.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
-        merged.maximumPixelCount = context.maximumPixelCount ?? configuration.maximumPixelCount
-        merged.httpCache = context.httpCache ?? configuration.httpCache
-        merged.postsNotifications = context.postsNotifications ?? configuration.postsNotifications
-        merged.downloader = resources
-        if resources.memoryCache != nil { merged.memoryCacheRequest = cacheRequest }
-
+        // Built as an Optional, so handing it to `init` (whose parameter is one) moves it instead of copying it.
+        let merged: ImageDownloaderContext? = mergedContext(context, cacheRequest: cacheRequest)
         let type = configuration.operationClass ?? ImageDownloaderOperation.self
         let operation = type.init(request: request, session: session, options: options, context: merged)
         let priority = Self.priority(for: options)
@@ -116,6 +100,32 @@ extension ImageDownloader {
             operation.queuePriority = priority
         }
         return operation
+    }
+
+    /// The downloader's settings under the caller's (a copy of the caller's context, filled in).
+    private func mergedContext(
+        _ context: borrowing ImageDownloaderContext, cacheRequest: URLRequest
+    ) -> ImageDownloaderContext {
+        let configuration = storedConfiguration
+        var merged = copy context
+        lock.withLock {
+            merged.responseModifier = merged.responseModifier ?? storedResponseModifier
+            merged.decryptor = merged.decryptor ?? storedDecryptor
+        }
+        merged.callbackQueue = merged.callbackQueue ?? callbackQueue
+        merged.codersManager = merged.codersManager ?? configuration.codersManager
+        merged.maximumResponseSize = merged.maximumResponseSize ?? configuration.maximumResponseSize
+        merged.downloadTimeout = merged.downloadTimeout ?? configuration.downloadTimeout
+        merged.maximumDownloadDuration = merged.maximumDownloadDuration ?? configuration.maximumDownloadDuration
+        merged.allowsIncompleteImages = merged.allowsIncompleteImages ?? configuration.allowsIncompleteImages
+        merged.progressiveDecodingInterval =
+            merged.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
+        merged.maximumPixelCount = merged.maximumPixelCount ?? configuration.maximumPixelCount
+        merged.httpCache = merged.httpCache ?? configuration.httpCache
+        merged.postsNotifications = merged.postsNotifications ?? configuration.postsNotifications
+        merged.downloader = resources
+        if resources.memoryCache != nil { merged.memoryCacheRequest = cacheRequest }
+        return merged
     }
 
     /// Registers the operation with the router (for operation classes that make their own tasks) and the

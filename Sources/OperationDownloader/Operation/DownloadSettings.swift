@@ -25,9 +25,11 @@ struct DownloadSettings: Sendable {
     /// hides the bytes).
     let sniffsBody: Bool
 
+    @inline(__always)
     init(options: ImageDownloaderOptions, context: ImageDownloaderContext) {
         idleTimeout = Self.idleTimeout(context.downloadTimeout)
-        maximumDownloadDuration = context.maximumDownloadDuration.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        let duration = context.maximumDownloadDuration ?? 0
+        maximumDownloadDuration = duration.isFinite && duration > 0 ? duration : nil
         maximumResponseSize = context.maximumResponseSize ?? Self.defaultMaximumResponseSize
         callbackQueue = context.callbackQueue ?? ImageDownloader.platformDefaultCallbackQueue
         progressiveDecodingInterval = context.progressiveDecodingInterval ?? Self.defaultProgressiveDecodingInterval

@@ -44,21 +44,24 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     public required init(
         request: URLRequest, session: URLSession?, options: ImageDownloaderOptions, context: ImageDownloaderContext?
     ) {
-        let context = context ?? ImageDownloaderContext()
-        let settings = DownloadSettings(options: options, context: context)
+        // Stored first and read back from storage below: the one copy a borrowed context needs.
+        self.context = context ?? ImageDownloaderContext()
+        let settings = DownloadSettings(options: options, context: self.context)
         self.originalRequest = request
         self.givenSession = session
         self.options = options
         self.settings = settings
-        self.deadlineMonitor = context.downloader?.deadlineMonitor ?? .shared
+        let downloader = self.context.downloader
+        self.deadlineMonitor = downloader?.deadlineMonitor ?? .shared
+        var memoryCache: (cache: any ImageRequestCache, request: URLRequest)?
+        if let cache = downloader?.memoryCache { memoryCache = (cache, self.context.memoryCacheRequest ?? request) }
         self.callers = CallbackFanOut(
             callbackQueue: settings.callbackQueue, postsNotifications: settings.postsNotifications, url: request.url,
-            memoryCache: context.downloader?.memoryCache.map { ($0, context.memoryCacheRequest ?? request) })
+            memoryCache: memoryCache)
         self.state = Locked(OperationState(metrics: ImageDownloadMetrics(queuedAt: Date())))
         self.httpTransaction = HTTPCacheTransaction(
-            request: request, cache: context.httpCache, useURLCache: options.contains(.useURLCache),
+            request: request, cache: self.context.httpCache, useURLCache: options.contains(.useURLCache),
             ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies))
-        self.context = context  // last: moved, not copied
         super.init()
     }
 
