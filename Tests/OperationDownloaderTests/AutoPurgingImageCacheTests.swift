@@ -63,7 +63,8 @@ import Testing
         cache.add(image(1, 1), for: request, withAdditionalIdentifier: "thumb")
         #expect(cache.image(for: request, withAdditionalIdentifier: nil) == nil)
         #expect(cache.image(for: request, withAdditionalIdentifier: "thumb") != nil)
-        #expect(cache.image(withIdentifier: "https://example.com/a.pngthumb") != nil)
+        #expect(cache.image(withIdentifier: "https://example.com/a.png\u{1F}thumb") != nil)
+        #expect(cache.image(withIdentifier: "https://example.com/a.pngthumb") == nil)
         #expect(cache.removeImage(for: request, withAdditionalIdentifier: "thumb"))
     }
 

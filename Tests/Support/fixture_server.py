@@ -75,6 +75,7 @@ CONTENT_TYPES = {
 # Byte i of /bytes is i % 251 (a prime, so the pattern does not line up with power-of-two chunks).
 _PATTERN_PERIOD = 251
 _PATTERN = bytes(i % _PATTERN_PERIOD for i in range(WRITE_BLOCK + _PATTERN_PERIOD))
+_ZEROS = bytes(WRITE_BLOCK)
 
 _DISCONNECT_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError, socket.timeout)
 
@@ -393,6 +394,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             "started": time.time(),
             "finished": None,
             "status": None,
+            # The client's port: requests with the same port came over the same connection.
+            "peerPort": self.client_address[1],
         }
         log = self.server.request_log
         log.begin(tag, entry)
@@ -525,6 +528,9 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             return
 
         body = data
+        if "truncate" in query:
+            # The first N bytes only, with a matching Content-Length: a complete response of a cut file.
+            body = data[:int_param(query, "truncate", len(data), 0, len(data))]
         extra = list(cache_headers)
         if query.get("gzip") == "1":
             body = gzip.compress(data, mtime=0)
@@ -705,6 +711,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
     def _bytes(self, query):
         count = int_param(query, "n", 0, 0, MAX_BYTES)
         chunked = query.get("chunked") == "1"
+        zeros = query.get("fill") == "zero"
         lie = None
         if "lie" in query:
             lie = int_param(query, "lie", count, 0, MAX_BYTES)
@@ -729,7 +736,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
                 return
             size = min(WRITE_BLOCK, count - offset)
             start = offset % _PATTERN_PERIOD
-            block = _PATTERN[start:start + size]
+            block = _ZEROS[:size] if zeros else _PATTERN[start:start + size]
             if chunked:
                 self.wfile.write(b"%x\r\n" % size + block + b"\r\n")
                 self._bytes_sent += size

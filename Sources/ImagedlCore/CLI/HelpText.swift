@@ -50,7 +50,7 @@ enum HelpText {
         --json              Print one JSON object per URL (or per file with decode) and nothing else;
                             "network" holds the transport's metrics (HTTP version, address, reuse, ...).
         --preview           Draw each image in the terminal with 24-bit colour half-blocks.
-        --timeout S         Give up on a download after S seconds (default 15).
+        --timeout S         Give up on a download when no byte arrived for S seconds (default 15).
         --header 'K: V'     Send this request header; repeat for several.
         --user U            User name for HTTP Basic authentication (needs --password).
         --password P        Password for HTTP Basic authentication (needs --user).

@@ -374,8 +374,8 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             case .badImageData where mimeType.map({ !$0.lowercased().hasPrefix("image/") }) ?? false:
                 // The usual cause: an error or login page served with status 200.
                 return "not an image (the server sent \(mimeType ?? "?"))"
-            case .badImageData(let why) where why == ImageDecodingError.unsupportedFormat.description:
-                return "no decoder for \(mimeType ?? "this format") in this build"
+            case .decodingFailed(.unsupportedFormat):
+                return "no registered decoder for \(mimeType ?? "this format")"
             case .invalidDownloadStatusCode(let code):
                 return "HTTP \(code) \(HTTPURLResponse.localizedString(forStatusCode: code))"
             case .network(let urlError):

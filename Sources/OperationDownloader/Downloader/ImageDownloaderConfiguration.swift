@@ -19,8 +19,9 @@ public struct ImageDownloaderConfiguration {
     public var maxConcurrentDownloads: Int = 6
     /// The idle timeout (SDWebImage's meaning): a download fails with `.network(URLError(.timedOut))` when no
     /// byte arrived for this many seconds. 0 or less means 15 s. Decoding never counts against it.
-    public var downloadTimeout: TimeInterval = 15
+    public var downloadTimeout: TimeInterval = DownloadSettings.defaultIdleTimeout
     /// An optional cap on the whole transfer of one attempt (network only: decoding never counts); nil = none.
+    /// Fails with `.network(URLError(.timedOut))`.
     public var maximumDownloadDuration: TimeInterval?
     /// Which engine carries the HTTP exchanges (default `.urlSession`; see `ImageDownloaderTransport`).
     public var transport: ImageDownloaderTransport = .urlSession
@@ -61,9 +62,13 @@ public struct ImageDownloaderConfiguration {
     public var httpCache: HTTPImageCache? = HTTPImageCache.shared
     /// Bodies larger than this fail with `.responseTooLarge` (checked against the announced length and
     /// while receiving). Default 256 MiB.
-    public var maximumResponseSize: Int = 256 * 1024 * 1024
+    public var maximumResponseSize: Int = DownloadSettings.defaultMaximumResponseSize
     /// At most one partial image per this many seconds for `.progressiveLoad`. Default 0.1 s.
-    public var progressiveDecodingInterval: TimeInterval = 0.1
+    public var progressiveDecodingInterval: TimeInterval = DownloadSettings.defaultProgressiveDecodingInterval
+    /// Deliver an image whose data ended early (a truncated file the decoder could partly decode) marked
+    /// `isIncomplete = true`, instead of failing with `.badImageData` (the default, as SDWebImage and Nuke do).
+    /// Such an image is never memory-cached. The context can override it per caller.
+    public var allowsIncompleteImages = false
     /// Images whose header declares more pixels fail before any pixel memory is allocated.
     public var maximumPixelCount: Int = ImageDecodingOptions.defaultMaximumPixelCount
     /// The coders to decode with.
