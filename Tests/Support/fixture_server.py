@@ -33,6 +33,8 @@ import time
 import urllib.parse
 import zlib
 
+import fixture_cache  # /cache: scripted responses for the HTTP cache tests
+
 # Bounds. Every sleep or wait in this file is limited by one of these.
 MAX_HOLD_SECONDS = 120.0
 DEFAULT_HOLD_SECONDS = 30.0
@@ -427,6 +429,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._cookie_set(query)
         elif head == "cookies" and rest == ["echo"]:
             self._cookie_echo()
+        elif fixture_cache.handles(head):
+            fixture_cache.serve(self, rest, query)
         else:
             self._not_found()
 

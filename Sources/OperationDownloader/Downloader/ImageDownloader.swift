@@ -445,6 +445,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         merged.maximumPixelCount = context.maximumPixelCount ?? configuration.maximumPixelCount
         merged.httpCache = context.httpCache ?? configuration.httpCache
         merged.postsNotifications = context.postsNotifications ?? configuration.postsNotifications
+        merged.httpCacheRevalidator = .downloader(self)  // [HTTP cache] stale-while-revalidate in the background
 
         let type = configuration.operationClass ?? ImageDownloaderOperation.self
         let operation = type.init(request: request, session: session, options: options, context: merged)

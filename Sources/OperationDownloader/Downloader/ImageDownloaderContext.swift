@@ -42,6 +42,8 @@ public struct ImageDownloaderContext: Sendable {
     public var transformer: (any ImageTransformer)?
     /// Overrides `ImageDownloaderConfiguration.retryPolicy` for this request.
     public var retryPolicy: ImageDownloaderRetryPolicy?
+    /// Set by the downloader: starts background revalidations for stale-while-revalidate (HTTP cache).
+    var httpCacheRevalidator: HTTPCacheRevalidator?
 
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,

@@ -108,7 +108,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.measured = ImageDownloadMetrics(queuedAt: Date())
         self.httpTransaction = HTTPCacheTransaction(
             request: request, cache: self.context.httpCache, useURLCache: options.contains(.useURLCache),
-            ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies))
+            ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies),
+            revalidator: self.context.httpCacheRevalidator)  // [HTTP cache] background revalidation (stale-while-revalidate)
         super.init()
     }
 
@@ -232,7 +233,10 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         beginBackgroundTaskIfNeeded()
 
         let requestToSend: URLRequest
-        switch httpTransaction.begin() {
+        // [HTTP cache] the status check travels with the request: a stored error status is answered only to a
+        // download that rejects it.
+        let acceptedCodes = acceptableStatusCodes
+        switch httpTransaction.begin(acceptsStatus: { acceptedCodes?.contains($0) ?? (200..<300).contains($0) }) {
         case .send(let request):
             requestToSend = request
         case .serveFromCache(let cached):
@@ -275,6 +279,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// A fresh (or policy-allowed) HTTP cache entry: no task; the same callbacks, notifications and decoding
     /// as a download, with metrics saying the cache was the source.
     private func serveFromHTTPCache(_ cached: CachedHTTPResponse) {
+        // [HTTP cache] a stored 404/410 (or the 504 of only-if-cached): the same error, without a request.
+        let rejected = !isAcceptable(status: cached.statusCode)
         let cancelled: Bool = lock.withLock {
             let now = Date()
             measured.startedAt = now
@@ -283,14 +289,21 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             measured.statusCode = cached.statusCode
             measured.receivedBytes = cached.data.count
             measured.expectedBytes = cached.data.count
-            measured.source = .httpCache
+            measured.source = cached.source  // [HTTP cache]
+            measured.servedStale = cached.isStale  // [HTTP cache]
             currentResponse = cached.response
             phase = .running
-            stopPosted = true
+            stopPosted = !rejected  // [HTTP cache]
             return cancelRequested
         }
         if cancelled {
             finish(error: ImageDownloaderError.cancelled, cancelTask: false)
+            return
+        }
+        if rejected {  // [HTTP cache]
+            reportProgress(0, -1)
+            post(.imageDownloadStart)
+            finish(error: ImageDownloaderError.invalidDownloadStatusCode(cached.statusCode), cancelTask: false)
             return
         }
         reportProgress(0, -1)
@@ -300,6 +313,29 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         reportProgress(cached.data.count, cached.data.count)
         post(.imageDownloadStop, .imageDownloadFinish)
         coderQueue.async { [self] in decodeAndFinish(cached.data, progressive: nil) }
+    }
+
+    /// [HTTP cache] A 304 whose validator matches no stored response (RFC 9111 §4.3.4): the download starts
+    /// again with `request` (unconditional) on a new task; the old task is cancelled and its late callbacks
+    /// are ignored (`isCurrent`).
+    private func refetch(_ request: URLRequest, replacing old: URLSessionDataTask) {
+        guard let session = lock.withLock({ borrowedSession ?? ownedSession }) else {
+            finish(error: ImageDownloaderError.notModified, cancelTask: true)
+            return
+        }
+        let newTask = session.dataTask(with: request)
+        let replaced: Bool = lock.withLock {
+            guard phase == .running, task === old, !cancelRequested else { return false }
+            task = newTask
+            buffer = Data()
+            revalidated = nil
+            serverResponse = nil
+            return true
+        }
+        guard replaced else { return }
+        old.cancel()
+        lock.withLock { taskCreated }?(newTask)
+        newTask.resume()
     }
 
     open override func cancel() {
@@ -495,14 +531,20 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             case .notModified:
                 finish(error: ImageDownloaderError.notModified, cancelTask: true)
                 return
-            case .serveRevalidated(let cached):
+            case .serveFromCache(let cached):  // [HTTP cache] a 304 refresh, or stale-if-error on a 5xx
                 fromCache = cached
                 response = cached.response
+            case .refetch(let request):  // [HTTP cache] a 304 that matches no stored response: fetch anew
+                refetch(request, replacing: dataTask)
+                return
             }
             lock.withLock {
                 serverResponse = http
                 revalidated = fromCache
-                if fromCache != nil { measured.source = .revalidatedHTTPCache }
+                if let fromCache {  // [HTTP cache]
+                    measured.source = fromCache.source
+                    measured.servedStale = fromCache.isStale
+                }
             }
         }
         if let modifier = context.responseModifier {
@@ -604,7 +646,18 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     open func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard isCurrent(task) else { return }
-        if let error {
+        // [HTTP cache] stale-if-error: a failed transfer delivers the stale stored response instead.
+        if let error, !lock.withLock({ cancelRequested }), let stale = httpTransaction.failed(error) {
+            let hadResponse: Bool = lock.withLock {
+                revalidated = stale
+                currentResponse = stale.response
+                measured.source = stale.source
+                measured.servedStale = true
+                measured.statusCode = stale.statusCode
+                return measured.responseAt != nil
+            }
+            if !hadResponse { post(.imageDownloadReceiveResponse) }
+        } else if let error {
             let failure: ImageDownloaderError
             if let urlError = error as? URLError {
                 if urlError.code == .cancelled && lock.withLock({ cancelRequested }) {
