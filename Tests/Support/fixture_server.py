@@ -343,6 +343,9 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
     def do_HEAD(self):
         self._dispatch()
 
+    # Unsafe methods too (no request body is read): the HTTP cache tests check invalidation on /cache.
+    do_POST = do_PUT = do_DELETE = do_GET
+
     def _dispatch(self):
         self._status = None
         self._bytes_sent = 0
@@ -814,6 +817,9 @@ class FixtureServer(http.server.ThreadingHTTPServer):
         if isinstance(error, (OSError, AbortResponse)):
             return
         super().handle_error(request, client_address)
+
+
+setattr(FixtureHandler, "do_M-SEARCH", FixtureHandler.do_GET)  # an extension method, for the same tests
 
 
 def exit_on_stdin_eof():

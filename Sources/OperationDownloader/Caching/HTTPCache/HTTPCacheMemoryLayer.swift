@@ -12,6 +12,8 @@ struct HTTPCacheMemoryLayer {
         case response(CachedHTTPResponse)
         /// The `Vary` field names and the generation naming the variant files.
         case variantIndex(fields: [String], generation: String)
+        /// The file's removal is queued: it reads as absent meanwhile.
+        case removed
     }
 
     struct Item {
@@ -88,7 +90,7 @@ struct HTTPCacheMemoryLayer {
     private static func cost(of content: Content) -> Int {
         switch content {
         case .response(let response): return response.data.count + 512
-        case .variantIndex: return 256
+        case .variantIndex, .removed: return 256
         }
     }
 

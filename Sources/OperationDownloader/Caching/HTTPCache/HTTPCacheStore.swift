@@ -53,6 +53,7 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
     func read(_ name: String, key: String, url: URL) -> HTTPCacheMemoryLayer.Content? {
         let remembered = lock.withLock { memory.item(forFileName: name) }
         if let remembered {
+            if case .removed = remembered.content { return nil }
             guard let identity = remembered.identity else { return remembered.content }
             if directory.identity(of: name) == identity {
                 directory.touch(name)
@@ -93,11 +94,17 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
         if wait { ioQueue.sync(execute: work) } else { ioQueue.async(execute: work) }
     }
 
-    /// Removes files (and their memory items) now; on disk in order with queued writes.
+    /// Removes files (and their memory items); on disk in order with queued writes. Without `wait` the files
+    /// read as absent at once (a memory tombstone) until their queued removal lands.
     func remove(_ names: [String], wait: Bool) {
         guard !names.isEmpty else { return }
-        lock.withLock { for name in names { memory.remove(fileName: name) } }
-        let work: @Sendable () -> Void = { [directory] in for name in names { directory.remove(name) } }
+        let serials: [(String, UInt64)] = lock.withLock {
+            names.map { ($0, memory.insert(.removed, fileName: $0, identity: nil)) }
+        }
+        let work: @Sendable () -> Void = { [self] in
+            for name in names { directory.remove(name) }
+            lock.withLock { for (name, serial) in serials { memory.written(name, serial: serial, identity: nil) } }
+        }
         if wait { ioQueue.sync(execute: work) } else { ioQueue.async(execute: work) }
     }
 

@@ -246,13 +246,18 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         return .refetch(request)
     }
 
-    /// The transfer failed with `error`: the stored response to deliver instead (stale-if-error, RFC 5861
-    /// §4), or nil to report the error.
+    /// The transfer failed with `error`: the stored response to deliver instead, or nil to report the error.
+    /// Within stale-if-error (RFC 5861 §4) any failure but a cancel counts; without it, only a failure to
+    /// reach the origin (RFC 9111 §4.2.4: a disconnected cache may serve stale), never past `must-revalidate`
+    /// or `no-cache`.
     func failed(_ error: any Error, now: Date = Date()) -> CachedHTTPResponse? {
-        if let urlError = error as? URLError, urlError.code == .cancelled { return nil }
+        let urlError = error as? URLError ?? URLError(.unknown)
+        guard urlError.code != .cancelled else { return nil }
         let current = lock.withLock { state }
-        guard useURLCache, let stored = current.stored, stored.hasBody,
-              stored.mayServeStaleOnError(for: HTTPHeaderFields(request: current.currentRequest), now: now) else { return nil }
+        guard useURLCache, let stored = current.stored, stored.hasBody else { return nil }
+        let request = HTTPHeaderFields(request: current.currentRequest)
+        guard stored.mayServeStaleOnError(for: request, now: now)
+            || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.headers)) else { return nil }
         lock.withLock { state.servedStoredResponse = true }
         return stored.served(at: now, stale: true)
     }

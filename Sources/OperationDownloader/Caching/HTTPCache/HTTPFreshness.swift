@@ -146,6 +146,31 @@ enum HTTPFreshness {
         return age - lifetime <= window
     }
 
+    /// Whether the stored response may be served when the origin cannot be reached at all (RFC 9111 §4.2.4
+    /// allows a disconnected cache to serve stale responses): not when it says `must-revalidate` or
+    /// `no-cache`, which forbid any use without validation.
+    static func mayServeStaleWhenDisconnected(_ headers: HTTPHeaderFields) -> Bool {
+        let response = CacheControlDirectives(headers["Cache-Control"])
+        return !response.mustRevalidate && !response.noCache
+    }
+
+    /// Transport errors that mean the origin could not be reached or did not answer: the cache is
+    /// disconnected. Not cancellation, not the caller's own mistakes, not TLS failures (a certificate
+    /// problem is never hidden behind a stored response).
+    static func isDisconnection(_ error: URLError) -> Bool {
+        switch error.code {
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost, .notConnectedToInternet,
+             .timedOut, .badServerResponse, .cannotLoadFromNetwork, .internationalRoamingOff, .dataNotAllowed,
+             .callIsActive, .zeroByteResource, .cannotParseResponse:
+            return true
+        case .unknown:
+            // corelibs reports a connection closed mid-response (FIN) as -1.
+            return true
+        default:
+            return false
+        }
+    }
+
     // MARK: Validation
 
     /// Conditional request header fields for revalidating a stored response: If-None-Match with the ETag

@@ -140,7 +140,7 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating` guar
                                                     values: Self.varyValues(fields, request: requestHeaders), fields: fields)
             guard case .response(let response)? = store.read(name, key: key, url: url) else { return nil }
             found = response
-        case nil:
+        case .removed?, nil:
             return nil
         }
         guard let found, Self.varyMatches(found, request: requestHeaders) else { return nil }
