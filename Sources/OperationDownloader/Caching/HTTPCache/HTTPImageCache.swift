@@ -19,7 +19,7 @@ import FoundationNetworking
 /// works from file modification times, so no shared index can go stale. Corrupt, truncated or foreign entry
 /// files are discarded and never served. When the directory cannot be written (full disk, not a directory),
 /// the cache logs one warning and carries on without storing.
-public final class HTTPImageCache: @unchecked Sendable {  // `revalidating` guarded by `lock`
+public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `revalidationEnded` guarded by `lock`
     /// The default directory of `shared`: `$XDG_CACHE_HOME/OperationDownloader/http`, else
     /// `~/.cache/OperationDownloader/http` (the platform caches directory on Apple platforms).
     public static func defaultDirectory() -> URL {
@@ -66,6 +66,7 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating` guar
     private let lock = NSLock()
     /// Entry files with a background revalidation in flight (stale-while-revalidate): one at a time each.
     private var revalidating: Set<String> = []
+    private var revalidationEnded: (@Sendable (String) -> Void)?
 
     /// Creates a cache in `directory` (created on first write).
     /// - Parameters:
@@ -183,7 +184,17 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating` guar
     }
 
     func endRevalidation(of fileName: String) {
-        _ = lock.withLock { revalidating.remove(fileName) }
+        let hook = lock.withLock {
+            revalidating.remove(fileName)
+            return revalidationEnded
+        }
+        hook?(fileName)
+    }
+
+    /// Tests: runs after each background revalidation has ended (whatever its outcome).
+    var onRevalidationEnd: (@Sendable (String) -> Void)? {
+        get { lock.withLock { revalidationEnded } }
+        set { lock.withLock { revalidationEnded = newValue } }
     }
 
     var revalidationsInFlight: Int { lock.withLock { revalidating.count } }
