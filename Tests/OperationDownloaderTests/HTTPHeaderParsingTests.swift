@@ -48,6 +48,13 @@ import Testing
         #expect(HTTPDate.parse(value) == nil)
     }
 
+    /// Found by the http-date fuzzer: a leap second that rolls into year 500's March formatted as "500".
+    @Test func formattedYearsHaveFourDigits() throws {
+        let rolled = try #require(HTTPDate.parse("Tue, 28 Feb 0500 23:59:60 GMT"))
+        #expect(HTTPDate.format(rolled) == "Mon, 01 Mar 0500 00:00:00 GMT")
+        #expect(HTTPDate.parse(HTTPDate.format(rolled)) == rolled)
+    }
+
     @Test func leapDaysAndFarDatesRoundTrip() {
         #expect(HTTPDate.parse("Tue, 29 Feb 2000 00:00:00 GMT") != nil)
         #expect(HTTPDate.parse("Sat, 20 Nov 2286 17:46:39 GMT") == Date(timeIntervalSince1970: 9_999_999_999))

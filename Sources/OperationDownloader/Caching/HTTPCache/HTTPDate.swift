@@ -109,7 +109,9 @@ enum HTTPDate {
         let (year, month, day) = civil(fromDays: days)
         let weekday = Int(((days % 7) + 11) % 7)  // 1970-01-01 was a Thursday
         func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(weekdays[weekday]), \(two(day)) \(monthNames[Int(month) - 1]) \(year) "
+        // Four digits always (the grammar's 4DIGIT): year 500 is "0500".
+        let fourDigitYear = String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year)
+        return "\(weekdays[weekday]), \(two(day)) \(monthNames[Int(month) - 1]) \(fourDigitYear) "
             + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
     }
 
