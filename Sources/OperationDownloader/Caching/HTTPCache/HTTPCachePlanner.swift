@@ -20,15 +20,9 @@ struct HTTPCachePlanner {
         let policy = HTTPCacheRequestPolicy.resolve(cachePolicy: request.cachePolicy, useURLCache: true)
         let headers = HTTPHeaderFields(request: request)
         let directives = CacheControlDirectives(headers["Cache-Control"])
-        let bypass: Bool
-        if (request.httpMethod ?? "GET").uppercased() != "GET" {
-            bypass = true  // only GET is read or stored; a successful unsafe method invalidates (the transaction)
-        } else if directives.noStore {
-            bypass = true  // RFC 9111 §5.2.1.5: neither read nor stored
-        } else {
-            bypass = false
-        }
-        if bypass {
+        // Only GET is read or stored (a successful unsafe method invalidates: the transaction); a request's
+        // no-store keeps the cache out of it entirely (RFC 9111 §5.2.1.5).
+        if (request.httpMethod ?? "GET").uppercased() != "GET" || directives.noStore {
             return policy.readMode == .anyStoredDontLoad ? .unavailable : .load(request, revalidating: nil, storesResponse: false)
         }
         // A Range request is never answered from a stored full response (and a 206 is never stored).

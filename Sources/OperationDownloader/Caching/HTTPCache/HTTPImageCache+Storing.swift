@@ -75,16 +75,17 @@ extension HTTPImageCache {
     }
 
     /// RFC 9111 §4.4: a non-error response to an unsafe request (POST, PUT, DELETE, ...) invalidates the
-    /// stored responses of its URL and of same-origin `Location` / `Content-Location` URLs. Queued: the
-    /// caller is on a network thread.
+    /// stored responses of its URL and of same-origin `Location` / `Content-Location` URLs. Only their primary
+    /// files are removed (a variant index gone makes its variants unreachable), so nothing is read here, and
+    /// the removal is queued: the caller is on a network thread.
     func invalidate(after response: HTTPURLResponse, to request: URLRequest) {
         guard let url = request.url else { return }
-        var names = fileNames(for: URLRequest(url: url))
+        var targets = [url]
         for field in ["Location", "Content-Location"] {
             guard let value = response.value(forHTTPHeaderField: field), let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                  HTTPCacheKey.origin(of: target) == HTTPCacheKey.origin(of: url), target != url else { continue }
-            names += fileNames(for: URLRequest(url: target))
+                  HTTPCacheKey.origin(of: target) == HTTPCacheKey.origin(of: url) else { continue }
+            targets.append(target)
         }
-        store.remove(names, wait: false)
+        store.remove(targets.compactMap { HTTPCacheKey.key(for: $0).map(HTTPCacheKey.fileName(for:)) }, wait: false)
     }
 }
