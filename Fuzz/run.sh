@@ -157,11 +157,11 @@ run_target() {
     mkdir -p "$work" "$artifacts" "$(dirname "$log")"
     seed "$target"
     echo "== $target: ${SECONDS_PER_TARGET}s" >&2
-    # -rss_limit_mb bounds memory; -timeout flags any input taking over 10 s (a header value: 1 s, since
+    # -rss_limit_mb bounds memory; -timeout flags any input taking over 10 s (a header value: 5 s, though
     # parsing is linear and capped at 16 KiB); leaks are detected by ASan.
     local binary=$BUILD/decode-fuzzer limits=(-timeout=10 -max_len=1048576) destination=$REGRESSIONS/$target
     if is_header_target "$target"; then
-        binary=$BUILD/header-fuzzer limits=(-timeout=1 -max_len=32768) destination=$HEADER_REGRESSIONS/$target
+        binary=$BUILD/header-fuzzer limits=(-timeout=5 -max_len=32768) destination=$HEADER_REGRESSIONS/$target
     fi
     FUZZ_TARGET=$target "$binary" "$work" "$BUILD/seeds/$target" \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 "${limits[@]}" \
