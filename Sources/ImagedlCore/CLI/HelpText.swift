@@ -44,7 +44,8 @@ enum HelpText {
         --password P        Password for HTTP Basic authentication (needs --user).
         --http-cache DIR    Keep an HTTP cache in DIR (created if needed): responses are stored there,
                             fresh ones are used without a request, stale ones are revalidated (304).
-                            The summary's cache column says "hit" for each image taken from it.
+                            The summary's cache column says "hit", "stale" or "revalidated" for
+                            each image taken from it, and its last line counts them.
         --demo              Run the offline demo described above.
         -h, --help          Show this manual.
         --version           Show the version and the codec libraries in use.

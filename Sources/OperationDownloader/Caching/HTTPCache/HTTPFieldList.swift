@@ -18,18 +18,22 @@ enum HTTPFieldList {
     /// The elements of a list-valued field (RFC 9110 §5.6.1): split at commas outside quoted strings,
     /// each trimmed of spaces and tabs, empty elements dropped.
     static func elements(_ value: String) -> [Substring] {
+        split(value[...], at: UInt8(ascii: ",")).parts.map(trim).filter { !$0.isEmpty }
+    }
+
+    /// `value` split at `separator` bytes outside quoted strings (with backslash escapes). Scanning stops at
+    /// `maximumScannedBytes` or `maximumElements` parts: `truncated` then says so, and the part being read
+    /// when it stopped is left out rather than misread.
+    static func split(_ value: Substring, at separator: UInt8) -> (parts: [Substring], truncated: Bool) {
         let utf8 = value.utf8
-        var result: [Substring] = []
+        var parts: [Substring] = []
         var start = utf8.startIndex
         var index = utf8.startIndex
         var inQuotes = false
         var escaped = false
         var scanned = 0
-        func add(_ end: String.Index) {
-            let trimmed = trim(value[start..<end])
-            if !trimmed.isEmpty { result.append(trimmed) }
-        }
-        while index < utf8.endIndex, scanned < maximumScannedBytes, result.count < maximumElements {
+        while index < utf8.endIndex {
+            guard scanned < maximumScannedBytes, parts.count < maximumElements else { return (parts, true) }
             let byte = utf8[index]
             if escaped {
                 escaped = false
@@ -37,16 +41,16 @@ enum HTTPFieldList {
                 if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inQuotes = false }
             } else if byte == UInt8(ascii: "\"") {
                 inQuotes = true
-            } else if byte == UInt8(ascii: ",") {
-                add(index)
+            } else if byte == separator {
+                parts.append(value[start..<index])
                 start = utf8.index(after: index)
             }
             index = utf8.index(after: index)
             scanned += 1
         }
-        // A value cut at the scanning limit loses its last, partial element rather than misreading it.
-        if result.count < maximumElements, index == utf8.endIndex { add(index) }
-        return result
+        guard parts.count < maximumElements else { return (parts, true) }
+        parts.append(value[start..<index])
+        return (parts, false)
     }
 
     /// `value` without leading and trailing spaces and tabs (OWS).

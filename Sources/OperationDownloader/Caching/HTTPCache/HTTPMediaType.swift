@@ -11,8 +11,8 @@ struct HTTPMediaType: Equatable, Sendable {
     let parameters: [(name: String, value: String)]
 
     init?<S: StringProtocol>(_ value: S) {
-        let parts = Self.splitParameters(Substring(value))
-        guard let first = parts.first else { return nil }
+        let (parts, truncated) = HTTPFieldList.split(Substring(value), at: UInt8(ascii: ";"))
+        guard !truncated, let first = parts.first else { return nil }
         let essence = HTTPFieldList.trim(first)
         guard let slash = essence.firstIndex(of: "/") else { return nil }
         let type = essence[essence.startIndex..<slash]
@@ -47,34 +47,5 @@ struct HTTPMediaType: Equatable, Sendable {
 
     private static func quoted(_ value: String) -> String {
         "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-    }
-
-    /// Splits at semicolons outside quoted strings (bounded like every list in the cache).
-    private static func splitParameters(_ value: Substring) -> [Substring] {
-        let utf8 = value.utf8
-        var parts: [Substring] = []
-        var start = utf8.startIndex
-        var index = utf8.startIndex
-        var inQuotes = false
-        var escaped = false
-        var scanned = 0
-        while index < utf8.endIndex {
-            scanned += 1
-            guard scanned <= HTTPFieldList.maximumScannedBytes, parts.count < HTTPFieldList.maximumElements else { return [] }
-            let byte = utf8[index]
-            if escaped {
-                escaped = false
-            } else if inQuotes {
-                if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inQuotes = false }
-            } else if byte == UInt8(ascii: "\"") {
-                inQuotes = true
-            } else if byte == UInt8(ascii: ";") {
-                parts.append(value[start..<index])
-                start = utf8.index(after: index)
-            }
-            index = utf8.index(after: index)
-        }
-        parts.append(value[start..<index])
-        return parts
     }
 }
