@@ -185,6 +185,11 @@ import Testing
             let served = tx.failed(URLError(.networkConnectionLost), now: t0.addingTimeInterval(10)) != nil
             #expect(served == (i == 2), "\(cc)")
         }
+        // A TLS failure is no disconnection (corelibs reports it as -1 "SSL certificate problem").
+        let tls = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "SSL certificate problem: self-signed certificate"])
+        #expect(!HTTPFreshness.isDisconnection(tls))
+        #expect(HTTPFreshness.isDisconnection(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "transfer closed with 10 bytes remaining"])))
+        #expect(!HTTPFreshness.isDisconnection(URLError(.serverCertificateUntrusted)))
     }
 
     // MARK: Statuses (RFC 9110 §15.1)

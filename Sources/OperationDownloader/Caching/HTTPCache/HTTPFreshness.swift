@@ -164,8 +164,11 @@ enum HTTPFreshness {
              .callIsActive, .zeroByteResource, .cannotParseResponse:
             return true
         case .unknown:
-            // corelibs reports a connection closed mid-response (FIN) as -1.
-            return true
+            // corelibs reports a connection closed mid-response (FIN) as -1, but also TLS failures ("SSL
+            // certificate problem"), which are not a disconnection.
+            let underlying = (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? ""
+            let text = (error.localizedDescription + " " + underlying).lowercased()
+            return !["ssl", "tls", "certificate"].contains { text.contains($0) }
         default:
             return false
         }
