@@ -21,7 +21,9 @@ let package = Package(
             ]
         ),
         .target(name: "Decoding", dependencies: ["CImageCodecs"]),
-        .target(name: "OperationDownloader", dependencies: ["Decoding"]),
+        // libcurl for the curl transport, loaded with dlopen at run time: no curl headers or library at build time.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "OperationDownloader", dependencies: ["Decoding", "CCurl"]),
         // The command-line tool: a thin `main` over ImagedlCore, which holds everything testable
         // (argument parser, renderers, JSON, the demo's loopback server and its sample images).
         .target(

@@ -6,9 +6,9 @@
 #   bash Benchmarks/run.sh --quick    every section with small counts (CI): writes results/quick.*
 #   bash Benchmarks/run.sh --sections download,decode    only these sections: writes results/partial.* (no docs update)
 #
-# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind; nginx is unpacked from its
+# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind, libvips-tools; nginx is unpacked from its
 # .deb into a temporary directory with `apt-get download` + `dpkg -x`, so no system service is started;
-# Pillow from pip when possible, optional), builds the benchmark in release mode, generates the test images,
+# Pillow and numpy from pip when possible, optional), builds the benchmark in release mode, generates the test images,
 # serves them from nginx on a free 127.0.0.1 port and stops it on exit.
 set -euo pipefail
 
@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) mode=(--quick) ;;
         --sections) sections="${2:?--sections needs a list}"; shift ;;
-        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,thumbnail,transports,transport-instructions]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -39,6 +39,8 @@ command -v djpeg >/dev/null && command -v cjpeg >/dev/null && command -v jpegtra
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v python3 >/dev/null || need+=(python3)
 command -v objcopy >/dev/null || need+=(binutils)
+command -v vipsthumbnail >/dev/null || need+=(libvips-tools)  # the Thumbnail section's reference
+command -v openssl >/dev/null || need+=(openssl)
 for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
@@ -53,6 +55,10 @@ fi
 if ! python3 -c "import PIL" 2>/dev/null; then
     # Optional reference decoder; the benchmark notes its absence.
     python3 -m pip install --quiet Pillow >/dev/null 2>&1 || echo "run.sh: Pillow not installed (optional)" >&2
+fi
+if ! python3 -c "import numpy" 2>/dev/null; then
+    # The Thumbnail section's quality comparison (PSNR/SSIM); optional too.
+    python3 -m pip install --quiet numpy >/dev/null 2>&1 || echo "run.sh: numpy not installed (optional)" >&2
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/operationdownloader-bench.XXXXXX")"
@@ -83,6 +89,7 @@ fi
 # --- build ---------------------------------------------------------------------------------------------
 echo "run.sh: building (release)" >&2
 swift build -c release --product Benchmarks >&2
+swift build -c release --product imagedl >&2   # the Thumbnail section runs it
 bench="$(swift build -c release --product Benchmarks --show-bin-path)/Benchmarks"
 
 # --- fixtures and server -------------------------------------------------------------------------------
@@ -91,7 +98,30 @@ bench="$(swift build -c release --product Benchmarks --show-bin-path)/Benchmarks
 chmod -R a+rX "$work"
 
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+tls_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 mkdir -p "$work/nginx/tmp"
+
+# The HTTPS/HTTP/2 variant of the transport sections: a CA and a certificate for 127.0.0.1 made here. curl gets
+# --cacert, the curl transport tls.caFile; URLSession on Linux trusts only the system bundle, so its children
+# run in a private mount namespace where bundle.pem (system bundle + this CA) is mounted over it.
+tls="$work/tls"
+mkdir -p "$tls"
+(
+    cd "$tls"
+    key() { openssl req "$@" -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes 2>/dev/null; }
+    key -x509 -keyout ca.key -out ca.pem -days 2 -subj '/CN=OperationDownloader benchmark CA' \
+        -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign'
+    key -keyout server.key -out server.csr -subj '/CN=127.0.0.1'
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext 2>/dev/null
+    cat /etc/ssl/certs/ca-certificates.crt ca.pem > bundle.pem 2>/dev/null || cp ca.pem bundle.pem
+)
+tls_args=(--tls-base-url "https://127.0.0.1:$tls_port" --ca-file "$tls/ca.pem")
+if unshare -m sh -c "mount --bind '$tls/bundle.pem' /etc/ssl/certs/ca-certificates.crt" 2>/dev/null; then
+    tls_args+=(--ca-bundle "$tls/bundle.pem")
+else
+    echo "run.sh: no private mount namespace here (unshare -m): URLSession over HTTPS is not measured" >&2
+fi
 cat > "$work/nginx/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -116,6 +146,13 @@ http {
         root $work/www;
         location / { }
     }
+    server {
+        listen 127.0.0.1:$tls_port ssl http2;
+        ssl_certificate $tls/server.pem;
+        ssl_certificate_key $tls/server.key;
+        root $work/www;
+        location / { }
+    }
 }
 EOF
 "$nginx_bin" -e "$work/nginx/error.log" -p "$work/nginx" -c "$work/nginx/nginx.conf" &
@@ -128,7 +165,7 @@ done
 curl -sf -o /dev/null "$base/animated.gif" || { echo "run.sh: nginx did not start" >&2; tail -5 "$work/nginx/error.log" >&2; exit 1; }
 
 # --- run -----------------------------------------------------------------------------------------------
-args=(run --dir "$work" --base-url "$base" --access-log "$work/nginx/access.log" --results "$repo/Benchmarks/results")
+args=(run --dir "$work" --base-url "$base" --access-log "$work/nginx/access.log" --results "$repo/Benchmarks/results" "${tls_args[@]}")
 if [ -n "$sections" ]; then
     args+=(--sections "$sections")
 elif [ ${#mode[@]} -eq 0 ]; then

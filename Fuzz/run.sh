@@ -22,7 +22,7 @@ CORPUS=${OPERATIONDOWNLOADER_CORPUS:-$ROOT/../shared/corpus}
 REGRESSIONS=$ROOT/Tests/Support/FuzzRegressions
 HEADER_REGRESSIONS=$ROOT/Tests/Support/HeaderFuzzRegressions
 HEADER_TARGETS="cache-control http-date age vary etag content-type headers"
-ALL_TARGETS="png gif bmp ico jpeg webp tiff heif exif sniff any $HEADER_TARGETS"
+ALL_TARGETS="png gif bmp ico jpeg webp tiff heif exif sniff any icc $HEADER_TARGETS"
 # The header parsers compile alone (Foundation only): the fuzzer is built from these files, not the whole module.
 HEADER_DIR=Sources/OperationDownloader/Caching/HTTPCache
 HEADER_SOURCES="HTTPFieldList HTTPFieldValues HTTPEntityTag HTTPMediaType CacheControlDirectives HTTPDate HTTPHeaderFields HTTPFreshness HTTPCacheHeaderRules"
@@ -117,6 +117,7 @@ seed() {
         tiff) patterns=('*.tif' '*.tiff') ;;
         heif) patterns=('*.heic' '*.heif' '*.avif') ;;
         sniff|any) patterns=('*') ;;
+        icc) patterns=() ;;
     esac
     if [ -d "$CORPUS" ]; then
         for pattern in "${patterns[@]}"; do
@@ -144,6 +145,10 @@ for name in os.listdir(d):
 open(os.path.join(d, "ii.tiff"), "wb").write(b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
 open(os.path.join(d, "mm.tiff"), "wb").write(b"MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x03\0\0\0\0\0\0")
 EOF
+    fi
+    if [ "$target" = icc ]; then
+        # Real profiles: those embedded in the colour fixtures, and the system's (icc-profiles-free, if installed).
+        python3 "$ROOT/Fuzz/icc_seeds.py" "$dir" "$ROOT/Tests/Support/DecoderFixtures" /usr/share/color/icc
     fi
     # Never start empty (libFuzzer would begin from nothing).
     [ -n "$(ls -A "$dir")" ] || printf 'seed' > "$dir/empty-seed"

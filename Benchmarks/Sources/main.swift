@@ -26,11 +26,12 @@ do {
 
     case "run":
         let quick = arguments.has("--quick")
-        let context = RunContext(
+        var context = RunContext(
             fixtures: Fixtures(directory: URL(fileURLWithPath: try arguments.required("--dir"))),
             baseURL: try arguments.required("--base-url"),
             accessLog: URL(fileURLWithPath: try arguments.required("--access-log")),
             quick: quick, report: BenchmarkReport(), executable: executablePath())
+        context.tls = RunContext.TLSEndpoint(arguments)
         let sections = arguments.value("--sections").map { Set($0.split(separator: ",").map(String.init)) }
         let runner = BenchmarkRunner(context: context, sections: sections)
         let ok = runner.run(
@@ -48,6 +49,15 @@ do {
         exit(workload.run(
             baseURL: try arguments.required("--base-url"), count: count,
             smallAvailable: fixtures.smallCount(format: "jpg"), smallFormat: format))
+
+    case "transport-child":
+        guard let name = arguments.positional.first, let workload = TransportWorkload(rawValue: name) else {
+            fail("unknown transport workload; one of \(TransportWorkload.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let count = Int(try arguments.required("--count")), count > 0 else { fail("--count must be positive") }
+        let fixtures = Fixtures(directory: URL(fileURLWithPath: try arguments.required("--dir")))
+        exit(workload.run(baseURL: try arguments.required("--base-url"), count: count,
+                          smallAvailable: fixtures.smallCount(format: "jpg"), caFile: arguments.value("--ca-file")))
 
     default:
         print(Arguments.usage)

@@ -5,6 +5,7 @@
 //   exif                                  EXIFOrientation.parse (JPEG APP1 / PNG eXIf / TIFF block)
 //   sniff                                 ImageFormat(sniffing:)
 //   any                                   ImageCodersManager.shared, one-shot and incremental
+//   icc                                   ColorManagement.convertToSRGB with the input as an ICC profile (lcms2)
 //
 // A crash, an ASan report, a Swift trap (overflow, bounds, force unwrap) or a hang is a finding. Thrown
 // errors are the expected outcome for bad input.

@@ -50,6 +50,10 @@ struct cic_heif_api {
     int (*image_get_bits_per_pixel)(const struct heif_image *, int channel);
     const uint8_t *(*image_get_plane_readonly)(const struct heif_image *, int channel, int *stride);
     void (*image_release)(const struct heif_image *);
+    // Optional (libheif 1.4+): the primary image's ICC profile ('prof' or 'rICC').
+    int (*get_color_profile_type)(const struct heif_image_handle *);
+    size_t (*get_raw_color_profile_size)(const struct heif_image_handle *);
+    struct heif_error (*get_raw_color_profile)(const struct heif_image_handle *, void *);
 };
 
 struct cic_heif_file {
@@ -92,6 +96,9 @@ const cic_heif_api *cic_heif_load(void *dl_handle, char *missing, size_t missing
             return NULL;
         }
     }
+    *(void **)(&api->get_color_profile_type) = dlsym(dl_handle, "heif_image_handle_get_color_profile_type");
+    *(void **)(&api->get_raw_color_profile_size) = dlsym(dl_handle, "heif_image_handle_get_raw_color_profile_size");
+    *(void **)(&api->get_raw_color_profile) = dlsym(dl_handle, "heif_image_handle_get_raw_color_profile");
     // Added in libheif 1.12; older versions never report premultiplied alpha.
     *(void **)(&api->image_handle_is_premultiplied_alpha) = dlsym(dl_handle, "heif_image_handle_is_premultiplied_alpha");
     return api;
@@ -193,6 +200,22 @@ int cic_heif_copy_rgba(const cic_heif_file *file, uint8_t *out, size_t out_size)
         }
     }
     return 0;
+}
+
+size_t cic_heif_icc_size(const cic_heif_file *file) {
+    const cic_heif_api *api = file->api;
+    if (!file->handle || !api->get_color_profile_type || !api->get_raw_color_profile_size || !api->get_raw_color_profile)
+        return 0;
+    int type = api->get_color_profile_type(file->handle);
+    // heif_color_profile_type_prof / _rICC: fourcc('p','r','o','f') / fourcc('r','I','C','C').
+    if (type != 0x70726f66 && type != 0x72494343) return 0;
+    return api->get_raw_color_profile_size(file->handle);
+}
+
+int cic_heif_copy_icc(const cic_heif_file *file, uint8_t *out, size_t out_size) {
+    if (out_size == 0 || cic_heif_icc_size(file) != out_size) return -1;
+    struct heif_error err = file->api->get_raw_color_profile(file->handle, out);
+    return err.code == 0 ? 0 : -1;
 }
 
 void cic_heif_close(cic_heif_file *file) {

@@ -15,6 +15,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 #include "cic_jpeg.h"
+#include "cic_lcms.h"
 
 // Corrupt data makes libjpeg warn and carry on; a hostile file can make it warn millions of times.
 #define CIC_JPEG_MAX_WARNINGS 1000
@@ -70,6 +71,10 @@ struct cic_jpeg_decoder {
 
     const uint8_t *exif;
     size_t exif_length;
+    uint8_t *icc;                  // the APP2 ICC_PROFILE chunks joined (owned), or NULL
+    size_t icc_length;
+    const cic_lcms_api *cmyk_api;  // CMYK/YCCK rows go through this lcms2 transform when set
+    void *cmyk_transform;
 };
 
 // MARK: - Error manager
@@ -181,6 +186,44 @@ static void cic_cmyk_to_rgba(uint8_t *p, size_t pixels) {
     }
 }
 
+// CMYK rows to RGBA: through the profile's lcms2 transform when one is set, else the naive formula.
+static void cic_convert_cmyk(cic_jpeg_decoder *d, uint8_t *p, size_t pixels) {
+    if (!d->cmyk_transform) {
+        cic_cmyk_to_rgba(p, pixels);
+        return;
+    }
+    cic_lcms_apply(d->cmyk_api, d->cmyk_transform, p, pixels);
+    for (size_t i = 0; i < pixels; i++) p[i * 4 + 3] = 255;  // the K byte's place becomes opaque alpha
+}
+
+// Joins the APP2 "ICC_PROFILE\0" chunks (sequence number, count, data) in order. A profile with a missing,
+// repeated or inconsistent chunk is ignored, as libjpeg's own jpeg_read_icc_profile does.
+static void cic_collect_icc(cic_jpeg_decoder *d) {
+    static const char tag[12] = "ICC_PROFILE";  // 11 letters and the NUL
+    size_t lengths[256] = {0};
+    const uint8_t *parts[256] = {0};
+    int count = 0;
+    size_t total = 0;
+    for (jpeg_saved_marker_ptr m = d->cinfo.marker_list; m; m = m->next) {
+        if (m->marker != JPEG_APP0 + 2 || m->data_length < 14 || memcmp(m->data, tag, 12) != 0) continue;
+        int seq = m->data[12], n = m->data[13];
+        if (count == 0) count = n;
+        if (n == 0 || n != count || seq < 1 || seq > n || parts[seq]) return;
+        parts[seq] = m->data + 14;
+        lengths[seq] = m->data_length - 14;
+        total += lengths[seq];
+    }
+    if (count == 0 || total == 0) return;
+    for (int i = 1; i <= count; i++) if (!parts[i]) return;
+    d->icc = malloc(total);
+    if (!d->icc) return;
+    for (int i = 1, at = 0; i <= count; i++) {
+        memcpy(d->icc + at, parts[i], lengths[i]);
+        at += (int)lengths[i];
+    }
+    d->icc_length = total;
+}
+
 // Reads rows of the current output pass into `pixels` until the pass ends or libjpeg suspends.
 // Returns 1 when the pass is complete.
 static int cic_read_rows(cic_jpeg_decoder *d, uint8_t *pixels) {
@@ -193,7 +236,7 @@ static int cic_read_rows(cic_jpeg_decoder *d, uint8_t *pixels) {
         if (want > CIC_JPEG_ROW_BATCH) want = CIC_JPEG_ROW_BATCH;
         for (JDIMENSION i = 0; i < want; i++) rows[i] = pixels + (size_t)(first + i) * stride;
         JDIMENSION got = jpeg_read_scanlines(cinfo, rows, want);
-        if (d->header.is_cmyk && got > 0) cic_cmyk_to_rgba(rows[0], (size_t)got * (size_t)d->out_width);
+        if (d->header.is_cmyk && got > 0) cic_convert_cmyk(d, rows[0], (size_t)got * (size_t)d->out_width);
         if (got == 0) return 0;
     }
     return 1;
@@ -223,6 +266,7 @@ static int cic_decoder_init(cic_jpeg_decoder *d) {
     d->src.bytes_in_buffer = 0;
     d->cinfo.src = &d->src;
     jpeg_save_markers(&d->cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);  // ICC_PROFILE chunks
     // Caps libjpeg's big buffers (the progressive coefficient store): 8 bytes per allowed pixel covers
     // four full-resolution components of 16-bit coefficients; anything beyond that fails cleanly.
     uint64_t max_pixels = d->max_pixels;
@@ -250,6 +294,7 @@ cic_jpeg_decoder *cic_jpeg_decoder_create(uint64_t max_pixels) {
 void cic_jpeg_decoder_destroy(cic_jpeg_decoder *d) {
     if (!d) return;
     if (d->created) jpeg_destroy_decompress(&d->cinfo);
+    free(d->icc);
     free(d->storage);
     free(d);
 }
@@ -312,12 +357,14 @@ cic_jpeg_status cic_jpeg_decoder_read_header(cic_jpeg_decoder *d, cic_jpeg_heade
         d->header.multi_scan = jpeg_has_multiple_scans(cinfo) ? 1 : 0;
         d->header.arithmetic = cinfo->arith_code ? 1 : 0;
         d->header.progressive = cinfo->progressive_mode ? 1 : 0;
+        d->header.adobe_inverted = cinfo->saw_Adobe_marker ? 1 : 0;
         if (header) *header = d->header;  // also on the failures below: the caller reports the size
         // The decompression-bomb guard: before jpeg_start_decompress allocates anything image-sized.
         if (cinfo->image_width == 0 || cinfo->image_height == 0)
             return cic_fail(d, CIC_JPEG_FAIL_ZERO_PIXELS, "zero width or height");
         if ((uint64_t)cinfo->image_width * (uint64_t)cinfo->image_height > d->max_pixels)
             return cic_fail(d, CIC_JPEG_FAIL_TOO_LARGE, "image exceeds the pixel limit");
+        cic_collect_icc(d);
         for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next) {
             if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
                 d->exif = m->data;
@@ -458,6 +505,16 @@ const char *cic_jpeg_decoder_error(const cic_jpeg_decoder *d) {
     return d->err.message;
 }
 
+const uint8_t *cic_jpeg_decoder_icc(const cic_jpeg_decoder *d, size_t *length) {
+    *length = d->icc ? d->icc_length : 0;
+    return d->icc;
+}
+
+void cic_jpeg_decoder_set_cmyk_transform(cic_jpeg_decoder *d, const cic_lcms_api *api, void *transform) {
+    d->cmyk_api = api;
+    d->cmyk_transform = api ? transform : NULL;
+}
+
 const uint8_t *cic_jpeg_decoder_exif(const cic_jpeg_decoder *d, size_t *length) {
     *length = d->exif ? d->exif_length : 0;
     return d->exif;
@@ -520,6 +577,18 @@ static void cic_dest_term(j_compress_ptr cinfo) { (void)cinfo; }
 int cic_jpeg_encode_rgba(const uint8_t *pixels, int width, int height, int quality,
                          const uint8_t *exif, size_t exif_length,
                          uint8_t **out, size_t *out_length, char *message, size_t message_capacity) {
+    cic_jpeg_encode_settings settings = {quality, 0, CIC_JPEG_SUBSAMPLING_420, 0};
+    return cic_jpeg_encode_rgba_settings(pixels, width, height, &settings, exif, exif_length, out, out_length,
+                                         message, message_capacity);
+}
+
+// Luma sampling factors per cic_jpeg_subsampling value (chroma is always 1x1).
+static const int cic_luma_sampling[3][2] = {{2, 2}, {2, 1}, {1, 1}};
+
+int cic_jpeg_encode_rgba_settings(const uint8_t *pixels, int width, int height,
+                                  const cic_jpeg_encode_settings *settings, const uint8_t *exif, size_t exif_length,
+                                  uint8_t **out, size_t *out_length, char *message, size_t message_capacity) {
+    int quality = settings->quality;
     *out = NULL;
     *out_length = 0;
     if (width <= 0 || height <= 0 || !pixels) {
@@ -551,6 +620,12 @@ int cic_jpeg_encode_rgba(const uint8_t *pixels, int width, int height, int quali
     e->cinfo.in_color_space = JCS_EXT_RGBX;  // the fourth byte (alpha) is ignored
     jpeg_set_defaults(&e->cinfo);
     jpeg_set_quality(&e->cinfo, quality < 1 ? 1 : quality > 100 ? 100 : quality, TRUE);
+    int sampling = settings->subsampling;
+    if (sampling < CIC_JPEG_SUBSAMPLING_420 || sampling > CIC_JPEG_SUBSAMPLING_444) sampling = CIC_JPEG_SUBSAMPLING_420;
+    e->cinfo.comp_info[0].h_samp_factor = cic_luma_sampling[sampling][0];
+    e->cinfo.comp_info[0].v_samp_factor = cic_luma_sampling[sampling][1];
+    if (settings->optimize_coding) e->cinfo.optimize_coding = TRUE;
+    if (settings->progressive) jpeg_simple_progression(&e->cinfo);
     jpeg_start_compress(&e->cinfo, TRUE);
     if (exif && exif_length > 0 && exif_length <= 65533)
         jpeg_write_marker(&e->cinfo, JPEG_APP0 + 1, exif, (unsigned int)exif_length);

@@ -227,6 +227,11 @@ static void cic_png_on_write_warning(png_structp png, png_const_charp message) {
 
 int cic_png_encode_rgba(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
                         uint8_t **out, size_t *out_size, char *message, size_t message_capacity) {
+    return cic_png_encode_rgba_level(rgba, width, height, keep_alpha, -1, out, out_size, message, message_capacity);
+}
+
+int cic_png_encode_rgba_level(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha, int level,
+                              uint8_t **out, size_t *out_size, char *message, size_t message_capacity) {
     *out = NULL;
     *out_size = 0;
     cic_png_write_errors errors = {message, message_capacity};
@@ -251,6 +256,7 @@ int cic_png_encode_rgba(const uint8_t *rgba, uint32_t width, uint32_t height, in
         return -1;
     }
     png_set_write_fn(png, sink_ptr, cic_png_sink_write, cic_png_sink_flush);
+    if (level >= 0 && level <= 9) png_set_compression_level(png, level);
     png_set_IHDR(png, info, width, height, 8, keep_alpha ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);

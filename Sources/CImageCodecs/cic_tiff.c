@@ -21,7 +21,14 @@ typedef void (*TIFFUnmapFileProc)(thandle_t, void *base, toff_t size);
 typedef void (*TIFFErrorHandler)(const char *module, const char *fmt, va_list ap);
 typedef int (*TIFFErrorHandlerExtR)(TIFF *, void *user_data, const char *module, const char *fmt, va_list ap);
 
-enum { TAG_IMAGEWIDTH = 256, TAG_IMAGELENGTH = 257, TAG_ORIENTATION = 274, ORIENTATION_TOPLEFT = 1 };
+enum {
+    TAG_IMAGEWIDTH = 256, TAG_IMAGELENGTH = 257, TAG_BITSPERSAMPLE = 258, TAG_PHOTOMETRIC = 262,
+    TAG_ORIENTATION = 274, TAG_SAMPLESPERPIXEL = 277, TAG_ROWSPERSTRIP = 278, TAG_PLANARCONFIG = 284,
+    TAG_ICCPROFILE = 34675, TAG_TILEWIDTH = 322, TAG_TILELENGTH = 323, TAG_EXTRASAMPLES = 338, TAG_SAMPLEFORMAT = 339,
+    ORIENTATION_TOPLEFT = 1, PHOTOMETRIC_MINISWHITE = 0, PHOTOMETRIC_MINISBLACK = 1, PHOTOMETRIC_RGB = 2,
+    PLANARCONFIG_SEPARATE = 2, SAMPLEFORMAT_UINT = 1,
+    EXTRASAMPLE_UNSPECIFIED = 0, EXTRASAMPLE_ASSOCALPHA = 1, EXTRASAMPLE_UNASSALPHA = 2,
+};
 
 
 struct cic_tiff_api {
@@ -35,6 +42,15 @@ struct cic_tiff_api {
                              TIFFSeekProc, TIFFCloseProc, TIFFSizeProc, TIFFMapFileProc, TIFFUnmapFileProc,
                              TIFFOpenOptions *);
     int (*get_field)(TIFF *, uint32_t tag, ...);
+    int (*get_field_defaulted)(TIFF *, uint32_t tag, ...);
+    int (*set_field)(TIFF *, uint32_t tag, ...);
+    int (*is_tiled)(TIFF *);
+    tmsize_t (*strip_size)(TIFF *);
+    tmsize_t (*tile_size)(TIFF *);
+    uint32_t (*compute_strip)(TIFF *, uint32_t row, uint16_t sample);
+    uint32_t (*compute_tile)(TIFF *, uint32_t x, uint32_t y, uint32_t z, uint16_t sample);
+    tmsize_t (*read_encoded_strip)(TIFF *, uint32_t strip, void *buf, tmsize_t size);
+    tmsize_t (*read_encoded_tile)(TIFF *, uint32_t tile, void *buf, tmsize_t size);
     int (*rgba_image_ok)(TIFF *, char emsg[1024]);
     int (*read_rgba_image_oriented)(TIFF *, uint32_t, uint32_t, uint32_t *, int, int);
     void (*close)(TIFF *);
@@ -49,6 +65,8 @@ struct cic_tiff_file {
     uint64_t size;
     uint64_t position;
     int orientation;  // the Orientation tag, 1...8
+    int opaque_extra;   // RGB with an unspecified first extra sample: libtiff would use it as alpha
+    int straight_alpha; // unassociated alpha, relabelled associated so that libtiff copies it unchanged
     int errors;
     char first_error[256];
 };
@@ -64,6 +82,15 @@ const cic_tiff_api *cic_tiff_load(void *dl_handle, char *missing, size_t missing
     CIC_RESOLVE(options_set_warning_handler, "TIFFOpenOptionsSetWarningHandlerExtR");
     CIC_RESOLVE(client_open_ext, "TIFFClientOpenExt");
     CIC_RESOLVE(get_field, "TIFFGetField");
+    CIC_RESOLVE(get_field_defaulted, "TIFFGetFieldDefaulted");
+    CIC_RESOLVE(set_field, "TIFFSetField");
+    CIC_RESOLVE(is_tiled, "TIFFIsTiled");
+    CIC_RESOLVE(strip_size, "TIFFStripSize");
+    CIC_RESOLVE(tile_size, "TIFFTileSize");
+    CIC_RESOLVE(compute_strip, "TIFFComputeStrip");
+    CIC_RESOLVE(compute_tile, "TIFFComputeTile");
+    CIC_RESOLVE(read_encoded_strip, "TIFFReadEncodedStrip");
+    CIC_RESOLVE(read_encoded_tile, "TIFFReadEncodedTile");
     CIC_RESOLVE(rgba_image_ok, "TIFFRGBAImageOK");
     CIC_RESOLVE(read_rgba_image_oriented, "TIFFReadRGBAImageOriented");
     CIC_RESOLVE(close, "TIFFClose");
@@ -115,7 +142,16 @@ static toff_t mem_seek(thandle_t h, toff_t offset, int whence) {
 
 static int mem_close(thandle_t h) { (void)h; return 0; }
 static toff_t mem_size(thandle_t h) { return ((cic_tiff_file *)h)->size; }
-static int mem_map(thandle_t h, void **base, toff_t *size) { (void)h; (void)base; (void)size; return 0; }
+// The caller's buffer is the "mapping": libtiff then reads strips and tiles in place, exactly as it does for
+// a memory-mapped file (its default, and what tiff2rgba uses). Its unmapped path rejects valid uncompressed
+// tiles smaller than its rounded-up read buffer ("Invalid tile byte count"). Opened "r", libtiff never
+// writes through the mapping.
+static int mem_map(thandle_t h, void **base, toff_t *size) {
+    cic_tiff_file *f = h;
+    *base = (void *)f->data;
+    *size = f->size;
+    return 1;
+}
 static void mem_unmap(thandle_t h, void *base, toff_t size) { (void)h; (void)base; (void)size; }
 
 static int on_error(TIFF *tif, void *user_data, const char *module, const char *fmt, va_list ap) {
@@ -132,6 +168,28 @@ static int on_error(TIFF *tif, void *user_data, const char *module, const char *
 static int on_warning(TIFF *tif, void *user_data, const char *module, const char *fmt, va_list ap) {
     (void)tif; (void)user_data; (void)module; (void)fmt; (void)ap;
     return 1;
+}
+
+// Extra samples as Pillow and browsers read them. libtiff's RGBA interface takes an unspecified first extra
+// sample of an RGB image as associated alpha (tif_getimage.c), where the others show the image opaque (RGBX);
+// and it premultiplies unassociated alpha, which the straight-alpha output would have to undo with rounding
+// loss (a value at alpha 167 came back one off). Relabelling unassociated alpha as associated in the
+// in-memory directory makes libtiff copy the samples unchanged.
+static void classify_extra_samples(cic_tiff_file *f) {
+    const cic_tiff_api *api = f->api;
+    uint16_t photometric = 0, samples = 1, count = 0;
+    uint16_t *extra = NULL;
+    if (!api->get_field(f->tif, TAG_EXTRASAMPLES, &count, &extra) || count < 1 || !extra || count > 64) return;
+    api->get_field_defaulted(f->tif, TAG_SAMPLESPERPIXEL, &samples);
+    if (extra[0] == EXTRASAMPLE_UNSPECIFIED) {
+        if (api->get_field(f->tif, TAG_PHOTOMETRIC, &photometric) && photometric == PHOTOMETRIC_RGB && samples > 3)
+            f->opaque_extra = 1;
+    } else if (extra[0] == EXTRASAMPLE_UNASSALPHA) {
+        uint16_t relabelled[64];
+        memcpy(relabelled, extra, (size_t)count * sizeof *relabelled);
+        relabelled[0] = EXTRASAMPLE_ASSOCALPHA;
+        if (api->set_field(f->tif, TAG_EXTRASAMPLES, (uint32_t)count, relabelled)) f->straight_alpha = 1;
+    }
 }
 
 cic_tiff_file *cic_tiff_open(const cic_tiff_api *api, const void *data, size_t size, size_t max_single_alloc,
@@ -151,8 +209,8 @@ cic_tiff_file *cic_tiff_open(const cic_tiff_api *api, const void *data, size_t s
     api->options_set_max_single_alloc(options, (tmsize_t)max_single_alloc);
     api->options_set_error_handler(options, on_error, f);
     api->options_set_warning_handler(options, on_warning, f);
-    // "m": no memory mapping, so libtiff never touches the caller's buffer except through mem_read.
-    f->tif = api->client_open_ext("memory", "rm", f, mem_read, mem_write, mem_seek, mem_close, mem_size,
+    // "r" with mem_map: strips and tiles are read in place from the caller's (read-only) buffer.
+    f->tif = api->client_open_ext("memory", "r", f, mem_read, mem_write, mem_seek, mem_close, mem_size,
                                   mem_map, mem_unmap, options);
     api->options_free(options);
     if (!f->tif) {
@@ -169,15 +227,138 @@ cic_tiff_file *cic_tiff_open(const cic_tiff_api *api, const void *data, size_t s
     }
     if (!api->get_field(f->tif, TAG_ORIENTATION, &o) || o < 1 || o > 8) o = ORIENTATION_TOPLEFT;
     f->orientation = o;
+    classify_extra_samples(f);
     *width = w;
     *height = h;
     *orientation = o;
     return f;
 }
 
+// MARK: - 16-bit gray and RGB, read directly
+
+// libtiff's RGBA interface rounds 16-bit samples to 8 bits as (v + 128) / 257; Pillow, browsers and the PNG
+// decoder keep the high byte. So 16-bit unsigned gray and RGB (contiguous or planar, strips or tiles, any
+// compression libtiff decodes) are read as decoded samples and converted here. Returns -2 for any other layout
+// (the caller falls back to the RGBA interface), else as cic_tiff_read_rgba.
+typedef struct {
+    uint16_t samples, colors, planes;
+    int alpha;  // 0 none, 1 straight, 2 premultiplied
+    uint32_t block_rows;
+    int tiled;
+    uint32_t tile_width;
+} direct_layout;
+
+static int direct_layout_of(cic_tiff_file *f, uint32_t height, direct_layout *l) {
+    const cic_tiff_api *api = f->api;
+    uint16_t bits = 0, photometric = 0, planar = 1, format = SAMPLEFORMAT_UINT, count = 0;
+    uint16_t *extra = NULL;
+    memset(l, 0, sizeof *l);
+    if (!api->get_field_defaulted(f->tif, TAG_BITSPERSAMPLE, &bits) || bits != 16) return 0;
+    if (!api->get_field(f->tif, TAG_PHOTOMETRIC, &photometric)) return 0;
+    api->get_field_defaulted(f->tif, TAG_SAMPLESPERPIXEL, &l->samples);
+    api->get_field_defaulted(f->tif, TAG_PLANARCONFIG, &planar);
+    api->get_field_defaulted(f->tif, TAG_SAMPLEFORMAT, &format);
+    if (format != SAMPLEFORMAT_UINT) return 0;
+    if (photometric == PHOTOMETRIC_RGB) l->colors = 3;
+    else if (photometric == PHOTOMETRIC_MINISBLACK) l->colors = 1;
+    else return 0;  // min-is-white, palette, CMYK, YCbCr, Lab...: the RGBA interface handles them
+    if (l->samples < l->colors || l->samples > 8) return 0;
+    l->planes = planar == PLANARCONFIG_SEPARATE ? l->samples : 1;
+    if (l->samples > l->colors && api->get_field(f->tif, TAG_EXTRASAMPLES, &count, &extra) && count >= 1 && extra)
+        l->alpha = f->straight_alpha ? 1 : extra[0] == EXTRASAMPLE_ASSOCALPHA ? 2 : 0;
+    l->tiled = api->is_tiled(f->tif);
+    uint32_t rows = height, tile_length = 0;
+    if (l->tiled) {
+        if (!api->get_field(f->tif, TAG_TILEWIDTH, &l->tile_width) || !api->get_field(f->tif, TAG_TILELENGTH, &tile_length))
+            return 0;
+        if (l->tile_width == 0 || tile_length == 0 || l->tile_width > 65536 || tile_length > 65536) return 0;
+        rows = tile_length;
+    } else {
+        api->get_field_defaulted(f->tif, TAG_ROWSPERSTRIP, &rows);
+    }
+    l->block_rows = rows == 0 || rows > height ? height : rows;
+    return 1;
+}
+
+// Copies decoded segment `seg` (one plane of a strip or tile) into the block of interleaved samples.
+static void direct_place(const direct_layout *l, const uint16_t *seg, size_t seg_samples, uint16_t *block,
+                         uint32_t width, uint32_t rows, uint32_t x0, uint32_t seg_width, uint16_t plane) {
+    uint16_t per_pixel = l->planes == 1 ? l->samples : 1;
+    for (uint32_t y = 0; y < rows; y++) {
+        for (uint32_t x = 0; x < seg_width && x0 + x < width; x++) {
+            size_t from = ((size_t)y * seg_width + x) * per_pixel;
+            if (from + per_pixel > seg_samples) return;
+            uint16_t *to = block + ((size_t)y * width + x0 + x) * l->samples;
+            if (l->planes == 1) memcpy(to, seg + from, per_pixel * sizeof *to);
+            else to[plane] = seg[from];
+        }
+    }
+}
+
+static void direct_convert(const direct_layout *l, const uint16_t *block, uint8_t *out, size_t pixels) {
+    for (size_t i = 0; i < pixels; i++, block += l->samples, out += 4) {
+        for (int c = 0; c < 3; c++) out[c] = (uint8_t)(block[l->colors == 3 ? c : 0] >> 8);
+        unsigned a = l->alpha ? block[l->colors] >> 8 : 255;
+        out[3] = (uint8_t)a;
+        if (l->alpha == 2 && a != 0 && a != 255) {
+            for (int c = 0; c < 3; c++) {
+                unsigned v = (out[c] * 255u + a / 2u) / a;
+                out[c] = (uint8_t)(v > 255 ? 255 : v);
+            }
+        }
+    }
+}
+
+static int read_direct16(cic_tiff_file *f, uint8_t *out, uint32_t width, uint32_t height, char *message, size_t len) {
+    const cic_tiff_api *api = f->api;
+    direct_layout l;
+    if (!direct_layout_of(f, height, &l)) return -2;
+    tmsize_t seg_bytes = l.tiled ? api->tile_size(f->tif) : api->strip_size(f->tif);
+    size_t block_samples = (size_t)l.block_rows * width * l.samples;
+    if (seg_bytes <= 0 || (uint64_t)seg_bytes > ((uint64_t)1 << 31) || block_samples > ((size_t)1 << 31)) return -2;
+    uint16_t *seg = malloc((size_t)seg_bytes);
+    uint16_t *block = malloc(block_samples * sizeof *block);
+    if (!seg || !block) {
+        free(seg);
+        free(block);
+        snprintf(message, len, "out of memory");
+        return -1;
+    }
+    int errors_before = f->errors, read_any = 0;
+    for (uint32_t row = 0; row < height; row += l.block_rows) {
+        uint32_t rows = height - row < l.block_rows ? height - row : l.block_rows;
+        memset(block, 0, (size_t)rows * width * l.samples * sizeof *block);
+        uint32_t step = l.tiled ? l.tile_width : width;
+        for (uint32_t x0 = 0; x0 < width; x0 += step) {
+            for (uint16_t p = 0; p < l.planes; p++) {
+                tmsize_t got = l.tiled
+                    ? api->read_encoded_tile(f->tif, api->compute_tile(f->tif, x0, row, 0, p), seg, seg_bytes)
+                    : api->read_encoded_strip(f->tif, api->compute_strip(f->tif, row, p), seg, seg_bytes);
+                if (got <= 0) continue;  // a damaged or missing segment leaves its pixels blank, as libtiff does
+                read_any = 1;
+                direct_place(&l, seg, (size_t)got / 2, block, width, rows, x0, step, p);
+            }
+        }
+        direct_convert(&l, block, out + (size_t)row * width * 4, (size_t)rows * width);
+    }
+    free(seg);
+    free(block);
+    if (!read_any) {
+        snprintf(message, len, "%s", f->errors ? f->first_error : "no readable strip or tile");
+        return -1;
+    }
+    if (f->errors > errors_before) {
+        snprintf(message, len, "%s", f->first_error);
+        return 1;
+    }
+    return 0;
+}
+
 int cic_tiff_read_rgba(cic_tiff_file *f, uint32_t *raster, uint32_t width, uint32_t height,
                        char *message, size_t message_len) {
     snprintf(message, message_len, "%s", "");
+    int direct = read_direct16(f, (uint8_t *)raster, width, height, message, message_len);
+    if (direct != -2) return direct;
     char why[1024] = {0};
     if (!f->api->rgba_image_ok(f->tif, why)) {
         snprintf(message, message_len, "%s", why[0] ? why : "unsupported TIFF layout");
@@ -201,10 +382,10 @@ int cic_tiff_read_rgba(cic_tiff_file *f, uint32_t *raster, uint32_t width, uint3
         bytes[i * 4 + 0] = (uint8_t)(abgr & 0xff);
         bytes[i * 4 + 1] = (uint8_t)((abgr >> 8) & 0xff);
         bytes[i * 4 + 2] = (uint8_t)((abgr >> 16) & 0xff);
-        uint8_t a = (uint8_t)(abgr >> 24);
+        uint8_t a = f->opaque_extra ? 255 : (uint8_t)(abgr >> 24);
         bytes[i * 4 + 3] = a;
         // libtiff's RGBA interface premultiplies alpha; the package's contract is straight alpha.
-        if (a != 255 && a != 0) {
+        if (a != 255 && a != 0 && !f->straight_alpha) {
             for (int c = 0; c < 3; c++) {
                 unsigned v = (bytes[i * 4 + c] * 255u + a / 2u) / a;
                 bytes[i * 4 + c] = (uint8_t)(v > 255 ? 255 : v);
@@ -216,6 +397,15 @@ int cic_tiff_read_rgba(cic_tiff_file *f, uint32_t *raster, uint32_t width, uint3
         return 1;
     }
     return 0;
+}
+
+const void *cic_tiff_icc(cic_tiff_file *f, size_t *length) {
+    uint32_t count = 0;
+    void *data = NULL;
+    *length = 0;
+    if (!f->api->get_field(f->tif, TAG_ICCPROFILE, &count, &data) || !data || count == 0) return NULL;
+    *length = count;
+    return data;
 }
 
 void cic_tiff_close(cic_tiff_file *f) {

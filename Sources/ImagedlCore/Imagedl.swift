@@ -23,6 +23,8 @@ public enum Imagedl {
             let command = DecodeCommand(options: options, emit: { Console.out($0 + "\n") },
                                         emitError: { Console.err($0 + "\n") })
             return command.run()
+        case .thumbnail(let options):
+            return ThumbnailCommand(options: options).run()
         case .download(let options):
             return DownloadCommand(options: options).run()
         case .demo(let options):

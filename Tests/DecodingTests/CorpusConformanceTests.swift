@@ -57,7 +57,9 @@ import Testing
         let entry = try #require(Corpus.expected[path])
         let data = try Corpus.data(path)
         let outcome = Outcome(entry: entry)
-        let result = Result { try ImageCodersManager.shared.decode(data) }
+        // The references are unmanaged decodes (Pillow, libjpeg, libpng ignore gAMA/iCCP): compare pixels as
+        // decoded. Colour management has its own tests (ColorManagementTests) against lcms2 references.
+        let result = Result { try ImageCodersManager.shared.decode(data, options: ImageDecodingOptions(colorManagement: .keepOriginal)) }
 
         switch (outcome, result) {
         case (.error, .success) where Self.documentedDifferences[path] != nil:

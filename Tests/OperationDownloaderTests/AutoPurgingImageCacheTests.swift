@@ -44,13 +44,27 @@ import Testing
         #expect(cache.image(withIdentifier: "a") == nil)
     }
 
+    /// 1×1 images cost 4 bytes each: without a count limit a crawler's cache grew by ~500 bytes per URL forever.
+    @Test func tinyImagesAreBoundedByTheCountLimit() {
+        let cache = AutoPurgingImageCache(countLimit: 8)
+        for index in 0..<100 { cache.add(image(1, 1), withIdentifier: "tiny-\(index)") }
+        #expect(cache.count <= 8)
+        #expect(cache.image(withIdentifier: "tiny-99") != nil)  // the newest survive
+        #expect(cache.image(withIdentifier: "tiny-0") == nil)
+        // A purge frees a quarter of the limit, so it does not run (and sort) on every insertion.
+        let cleared = AutoPurgingImageCache(countLimit: 8)
+        for index in 0..<9 { cleared.add(image(1, 1), withIdentifier: "t\(index)") }
+        #expect(cleared.count == 6)
+    }
+
     @Test func requestKeysIncludeTheAdditionalIdentifier() throws {
         let cache = AutoPurgingImageCache()
         let request = URLRequest(url: try #require(URL(string: "https://example.com/a.png")))
         cache.add(image(1, 1), for: request, withAdditionalIdentifier: "thumb")
         #expect(cache.image(for: request, withAdditionalIdentifier: nil) == nil)
         #expect(cache.image(for: request, withAdditionalIdentifier: "thumb") != nil)
-        #expect(cache.image(withIdentifier: "https://example.com/a.pngthumb") != nil)
+        #expect(cache.image(withIdentifier: "https://example.com/a.png\u{1F}thumb") != nil)
+        #expect(cache.image(withIdentifier: "https://example.com/a.pngthumb") == nil)
         #expect(cache.removeImage(for: request, withAdditionalIdentifier: "thumb"))
     }
 

@@ -11,8 +11,9 @@ import Testing
 @Suite struct CancelDuringStartTests {
     let server = FixtureServer.shared
 
-    @Test func cancellingFromTheStartProgressCallbackNeverTraps() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func cancellingFromTheStartProgressCallbackNeverTraps(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let recorders = (0..<200).map { _ in DownloadRecorder() }
         for (index, recorder) in recorders.enumerated() {

@@ -10,8 +10,9 @@ import Testing
 @Suite struct CoalescingTests {
     let server = FixtureServer.shared
 
-    @Test func manyCallersOfOneURLMakeOneRequest() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func manyCallersOfOneURLMakeOneRequest(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
         let recorders = (0..<20).map { _ in DownloadRecorder() }
@@ -24,8 +25,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    @Test func cancellingOneCallerLeavesTheOthersSucceeding() async throws {
-        let (downloader, queue) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func cancellingOneCallerLeavesTheOthersSucceeding(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
         let recorders = (0..<3).map { _ in DownloadRecorder() }
@@ -48,8 +50,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    @Test func cancellingEveryCallerAbortsTheTransfer() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func cancellingEveryCallerAbortsTheTransfer(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         // ~70 KB in 1 KB chunks every 2 s: minutes unless aborted, so even a test process whose async tasks are
         // starved by CPU-heavy decoding tests (the cooperative pool has one thread per core) sees the abort.
@@ -68,8 +71,9 @@ import Testing
         #expect(await waitUntil { downloader.currentDownloadCount == 0 })
     }
 
-    @Test func aCancelledURLRequestedAgainDownloadsAfresh() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func aCancelledURLRequestedAgainDownloadsAfresh(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
         let first = DownloadRecorder()
@@ -88,8 +92,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 2)
     }
 
-    @Test func differentCacheIdentifiersDownloadSeparately() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func differentCacheIdentifiersDownloadSeparately(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
         let a = DownloadRecorder(), b = DownloadRecorder()
@@ -101,8 +106,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 2)
     }
 
-    @Test func callersOnTheirOwnCallbackQueues() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func callersOnTheirOwnCallbackQueues(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
         let queueA = DispatchQueue(label: "caller.a"), queueB = DispatchQueue(label: "caller.b")

@@ -13,12 +13,12 @@ import Testing
     /// Downloads `path`, expects `expected` (an `ImageDownloaderError.caseName`), then checks that a normal
     /// download on the same downloader still succeeds.
     private func expectFailure(
-        _ path: String, _ expected: String, options: ImageDownloaderOptions = [],
+        _ transport: ImageDownloaderTransport, _ path: String, _ expected: String, options: ImageDownloaderOptions = [],
         context: ImageDownloaderContext? = nil,
         configure: (inout ImageDownloaderConfiguration) -> Void = { _ in },
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        let (downloader, queue) = makeDownloader(configure)
+        let (downloader, queue) = makeDownloader(transport, configure)
         let tag = newTag()
         let separator = path.contains("?") ? "&" : "?"
         let recorder = DownloadRecorder()
@@ -39,17 +39,24 @@ import Testing
         #expect(await waitUntil { downloader.currentDownloadCount == 0 }, sourceLocation: sourceLocation)
     }
 
-    @Test func notFound() async { await expectFailure("/status/404", "status404") }
-    @Test func serverError() async { await expectFailure("/status/500", "status500") }
-    @Test func emptyBody() async { await expectFailure("/empty", "badImageData") }
-    @Test func htmlBody() async { await expectFailure("/html", "badImageData") }
-    @Test func corruptImage() async { await expectFailure("/images/corrupt.jpg", "badImageData") }
+    @Test(arguments: TestTransports.all)
+    func notFound(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/status/404", "status404") }
+    @Test(arguments: TestTransports.all)
+    func serverError(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/status/500", "status500") }
+    @Test(arguments: TestTransports.all)
+    func emptyBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/empty", "badImageData") }
+    @Test(arguments: TestTransports.all)
+    func htmlBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/html", "badImageData") }
+    /// The decoder's typed cause is kept (`.decodingFailed`), not flattened into a message.
+    @Test(arguments: TestTransports.all)
+    func corruptImage(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/images/corrupt.jpg", "decodingFailed") }
     /// libcurl reports a non-HTTP reply as "Received HTTP/0.9 when not allowed" (URLError -1002).
-    @Test func notAnHTTPResponse() async { await expectFailure("/garbage", "network-1002") }
+    @Test(arguments: TestTransports.all)
+    func notAnHTTPResponse(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/garbage", "network-1002") }
 
-    @Test func notModified() async {
+    @Test(arguments: TestTransports.all) func notModified(_ transport: ImageDownloaderTransport) async {
         // The fixture answers 304 to a matching If-None-Match; the etag override makes the value known.
-        let (downloader, _) = makeDownloader()
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         var request = URLRequest(url: server.url("/images/tiny.png?etag=v1&tag=\(tag)"))
         request.setValue("\"v1\"", forHTTPHeaderField: "If-None-Match")
@@ -60,51 +67,60 @@ import Testing
         #expect(server.requests(tag: tag).first?.status == 304)
     }
 
-    @Test func zeroPixelImage() async {
+    @Test(arguments: TestTransports.all) func zeroPixelImage(_ transport: ImageDownloaderTransport) async {
         let context = ImageDownloaderContext(codersManager: ImageCodersManager(coders: [ZeroPixelTestCoder()]))
-        await expectFailure("/images/tiny.png", "badImageData", context: context)
+        await expectFailure(transport, "/images/tiny.png", "badImageData", context: context)
     }
 
-    @Test func stallBeforeHeadersTimesOut() async {
-        await expectFailure("/stall?phase=headers&seconds=20", "network-1001") { $0.downloadTimeout = 2 }
+    @Test(arguments: TestTransports.all) func stallBeforeHeadersTimesOut(_ transport: ImageDownloaderTransport) async {
+        await expectFailure(transport, "/stall?phase=headers&seconds=20", "network-1001") { $0.downloadTimeout = 2 }
     }
 
-    @Test func stallMidBodyTimesOut() async {
-        await expectFailure("/stall?phase=body&seconds=20&file=baseline.jpg", "network-1001") { $0.downloadTimeout = 2 }
+    @Test(arguments: TestTransports.all) func stallMidBodyTimesOut(_ transport: ImageDownloaderTransport) async {
+        await expectFailure(transport, "/stall?phase=body&seconds=20&file=baseline.jpg", "network-1001") { $0.downloadTimeout = 2 }
     }
 
-    @Test func slowButNeverIdleDownloadHitsTheTotalTimeout() async {
-        // 1 KB every 300 ms never trips URLSession's idle timeout; the package's total timeout ends it.
-        await expectFailure("/drip/baseline.jpg?chunk=1024&delay_ms=300", "network-1001") { $0.downloadTimeout = 2 }
+    @Test(arguments: TestTransports.all)
+    func slowButNeverIdleDownloadHitsTheMaximumDuration(_ transport: ImageDownloaderTransport) async {
+        // 1 KB every 300 ms never trips the idle timeout; `maximumDownloadDuration` ends it.
+        await expectFailure(transport, "/drip/baseline.jpg?chunk=1024&delay_ms=300", "network-1001") {
+            $0.downloadTimeout = 2
+            $0.maximumDownloadDuration = 2
+        }
     }
 
-    @Test func resetMidBody() async { await expectFailure("/reset/baseline.jpg?after=20000", "network-1005") }
-    @Test func closedMidBody() async { await expectFailure("/fin/baseline.jpg?after=20000", "network-1") }
+    @Test(arguments: TestTransports.all)
+    func resetMidBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/reset/baseline.jpg?after=20000", "network-1005") }
+    @Test(arguments: TestTransports.all)
+    func closedMidBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/fin/baseline.jpg?after=20000", "network-1") }
 
-    @Test func announcedSizeOverTheLimit() async {
-        await expectFailure("/images/baseline.jpg", "responseTooLarge") { $0.maximumResponseSize = 10_000 }
+    @Test(arguments: TestTransports.all) func announcedSizeOverTheLimit(_ transport: ImageDownloaderTransport) async {
+        await expectFailure(transport, "/images/baseline.jpg", "responseTooLarge") { $0.maximumResponseSize = 10_000 }
     }
 
-    @Test func chunkedBodyOverTheLimit() async {
+    @Test(arguments: TestTransports.all) func chunkedBodyOverTheLimit(_ transport: ImageDownloaderTransport) async {
         // No Content-Length: the limit is enforced while receiving, and the transfer is cancelled.
-        await expectFailure("/bytes?n=50000000&chunked=1&ct=image/png", "responseTooLarge") {
+        await expectFailure(transport, "/bytes?n=50000000&chunked=1&ct=image/png", "responseTooLarge") {
             $0.maximumResponseSize = 1_000_000
         }
     }
 
-    @Test func unauthorizedWithoutCredential() async {
-        await expectFailure("/basic-auth/user/secret/tiny.png", "status401")
+    @Test(arguments: TestTransports.all)
+    func unauthorizedWithoutCredential(_ transport: ImageDownloaderTransport) async {
+        await expectFailure(transport, "/basic-auth/user/secret/tiny.png", "status401")
     }
 
-    @Test func unauthorizedWithWrongPassword() async {
-        await expectFailure("/basic-auth/user/secret/tiny.png", "status401") {
+    @Test(arguments: TestTransports.all)
+    func unauthorizedWithWrongPassword(_ transport: ImageDownloaderTransport) async {
+        await expectFailure(transport, "/basic-auth/user/secret/tiny.png", "status401") {
             $0.username = "user"
             $0.password = "wrong"
         }
     }
 
-    @Test func authorizedWithTheRightPassword() async throws {
-        let (downloader, _) = makeDownloader {
+    @Test(arguments: TestTransports.all)
+    func authorizedWithTheRightPassword(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) {
             $0.username = "user"
             $0.password = "secret"
         }
@@ -114,16 +130,17 @@ import Testing
         #expect(result.response?.statusCode == 200)
     }
 
-    @Test func authorizedWithURLCredential() async throws {
-        let (downloader, _) = makeDownloader {
+    @Test(arguments: TestTransports.all)
+    func authorizedWithURLCredential(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) {
             $0.urlCredential = URLCredential(user: "u2", password: "p2", persistence: .forSession)
         }
         let result = try await downloader.image(for: server.url("/basic-auth/u2/p2/tiny.png?tag=\(newTag())"))
         #expect(result.image?.width == 1)
     }
 
-    @Test func connectionRefused() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all) func connectionRefused(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let recorder = DownloadRecorder()
         downloader.downloadImage(URL(string: "http://127.0.0.1:1/tiny.png"), completed: recorder.completed)
         await recorder.waitForCompletion()

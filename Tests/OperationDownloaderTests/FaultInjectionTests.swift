@@ -30,6 +30,8 @@ import Testing
         var credential = false
         /// Streams hundreds of megabytes without a usable Content-Length (see `allFaultsAtOnceOnOneDownloader`).
         var streams = false
+        /// `maximumDownloadDuration` for this fault (the idle timeout cannot end a steady trickle).
+        var maximumDuration: TimeInterval?
 
         var testDescription: String { name }
     }
@@ -75,7 +77,8 @@ import Testing
         Fault(name: "redirect loop", path: "/loop", expected: "network-1007", maximumRequests: 22),
         Fault(name: "401 loop with a credential", path: "/auth-loop/tiny.png", expected: "status401", maximumRequests: 2, credential: true),
         Fault(name: "401 without a credential", path: "/auth-loop/tiny.png", expected: "status401"),
-        Fault(name: "slow drip 1 byte per 100 ms", path: "/drip/image.png?chunk=1&delay_ms=100", expected: "network-1001"),
+        Fault(name: "slow drip 1 byte per 100 ms", path: "/drip/image.png?chunk=1&delay_ms=100", expected: "network-1001",
+              maximumDuration: timeout),
         Fault(name: "garbage instead of HTTP", path: "/garbage", expected: "network-1002"),
         Fault(name: "gzip bomb (1 GiB of zeros)", path: "/gzip-bomb?n=1073741824&delay_ms=20", expected: "responseTooLarge", streams: true),
     ]
@@ -91,14 +94,18 @@ import Testing
         }
     }
 
-    @Test(arguments: faults)
-    func faultGivesATypedErrorAndTheDownloaderRecovers(_ fault: Fault) async throws {
-        let (downloader, queue) = makeDownloader { Self.configure(&$0, credential: fault.credential) }
+    @Test(arguments: faults, TestTransports.all)
+    func faultGivesATypedErrorAndTheDownloaderRecovers(
+        _ fault: Fault, _ transport: ImageDownloaderTransport
+    ) async throws {
+        let (downloader, queue) = makeDownloader(transport) { Self.configure(&$0, credential: fault.credential) }
         let tag = newTag()
         let separator = fault.path.contains("?") ? "&" : "?"
         let recorder = DownloadRecorder()
+        var context = Self.faultContext
+        context.maximumDownloadDuration = fault.maximumDuration
         let token = downloader.downloadImage(
-            server.url(fault.path + separator + "tag=\(tag)"), context: Self.faultContext,
+            server.url(fault.path + separator + "tag=\(tag)"), context: context,
             progress: recorder.progress, completed: recorder.completed)
         #expect(token != nil)
         // Generous bound: the timeout plus room for a loaded machine; a hang fails here instead of never ending.
@@ -135,8 +142,9 @@ import Testing
     /// shared by every session, all that libcurl has read, even after `cancel()`. Several loopback streams of
     /// hundreds of megabytes at once fill that queue for tens of seconds and starve every other transfer in
     /// the process (Docs/Reliability.md). Each one alone is covered by the parameterized test above.
-    @Test func allFaultsAtOnceOnOneDownloader() async throws {
-        let (downloader, queue) = makeDownloader {
+    @Test(arguments: TestTransports.all)
+    func allFaultsAtOnceOnOneDownloader(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) {
             Self.configure(&$0, credential: false)
             $0.maxConcurrentDownloads = 8
         }
@@ -144,7 +152,7 @@ import Testing
         var recorders: [(Fault, DownloadRecorder)] = []
         // A longer total timeout than alone: the streaming faults keep corelibs' one shared work queue busy
         // (it delivers what libcurl already read even after a cancel), which delays every other transfer.
-        let context = ImageDownloaderContext(maximumResponseSize: Self.limit, downloadTimeout: 10)
+        let context = ImageDownloaderContext(maximumResponseSize: Self.limit, downloadTimeout: 10, maximumDownloadDuration: 10)
         for fault in Self.faults where !fault.credential && !fault.streams {
             let separator = fault.path.contains("?") ? "&" : "?"
             let url = server.url(fault.path + separator + "tag=\(tag)")
@@ -177,8 +185,9 @@ import Testing
 
     /// Regression: cancelling (token, timeout, cancel-all) while a redirect decision is pending used to trap
     /// inside corelibs Foundation ("Received callback for HTTP redirection, but we're not waiting for it").
-    @Test func cancellingDuringRedirectsNeverTraps() async throws {
-        let (downloader, queue) = makeDownloader { $0.maxConcurrentDownloads = 12 }
+    @Test(arguments: TestTransports.all)
+    func cancellingDuringRedirectsNeverTraps(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) { $0.maxConcurrentDownloads = 12 }
         let tag = newTag()
         let count = 300
         let recorders = (0..<count).map { _ in DownloadRecorder() }

@@ -10,8 +10,9 @@ import Testing
 @Suite struct ImageDownloaderTests {
     let server = FixtureServer.shared
 
-    @Test func downloadsAndDecodesAPNG() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func downloadsAndDecodesAPNG(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let recorder = DownloadRecorder()
         let token = downloader.downloadImage(
@@ -29,8 +30,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    @Test func sendsDefaultAndCustomHeaders() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func sendsDefaultAndCustomHeaders(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.setValue("yes", forHTTPHeaderField: "X-Test-Header")
         #expect(downloader.value(forHTTPHeaderField: "x-test-header") == "yes")
         let tag = newTag()
@@ -47,8 +49,9 @@ import Testing
     /// The downloader's headers are normalised once (as the platform's `setValue` would) and merged into
     /// each request in one step: the request's own fields win whatever their case, nothing is sent twice,
     /// and a value the platform refuses is never stored.
-    @Test func requestHeadersWinOverDownloaderHeadersInAnyCase() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func requestHeadersWinOverDownloaderHeadersInAnyCase(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.setValue("downloader", forHTTPHeaderField: "x-both")
         downloader.setValue("only-downloader", forHTTPHeaderField: "x-downloader-only")
         downloader.setValue("bad\r\nInjected: yes", forHTTPHeaderField: "X-Bad")
@@ -70,8 +73,9 @@ import Testing
         #expect(recorder.final?.image?.width == 1)
     }
 
-    @Test func removedHeaderIsNotSent() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func removedHeaderIsNotSent(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.setValue(nil, forHTTPHeaderField: "Accept")
         downloader.setValue("custom/accept", forHTTPHeaderField: "accept")
         let tag = newTag()
@@ -93,8 +97,9 @@ import Testing
         #expect(recorder.finals.allSatisfy { ($0.error as? ImageDownloaderError)?.caseName == "invalidURL" })
     }
 
-    @Test func scaleFactorComesFromTheURL() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func scaleFactorComesFromTheURL(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let result = try await downloader.image(for: server.url("/images/image@2x.png?tag=\(tag)"))
         let image = try #require(result.image)
@@ -107,37 +112,41 @@ import Testing
         #expect(metrics.startedAt != nil && metrics.responseAt != nil && metrics.firstByteAt != nil)
     }
 
-    @Test func contextScaleFactorAndThumbnail() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func contextScaleFactorAndThumbnail(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let context = ImageDownloaderContext(imageScaleFactor: 3)
         let result = try await downloader.image(for: server.url("/images/image.png?tag=\(tag)"), context: context)
         #expect(result.image?.scale == 3)
     }
 
-    @Test func avoidDecodeImageDeliversDataOnly() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func avoidDecodeImageDeliversDataOnly(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let result = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)"), options: .avoidDecodeImage)
         #expect(result.image == nil)
         #expect(result.data.count == 70)
     }
 
-    @Test func acceptableContentTypesAreEnforced() async throws {
-        let (downloader, _) = makeDownloader { $0.acceptableContentTypes = ["image/jpeg"] }
+    @Test(arguments: TestTransports.all)
+    func acceptableContentTypesAreEnforced(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) { $0.acceptableContentTypes = ["image/jpeg"] }
         let tag = newTag()
         let recorder = DownloadRecorder()
         downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)"), completed: recorder.completed)
         await recorder.waitForCompletion()
         #expect(recorder.downloaderError?.caseName == "invalidDownloadContentType")
 
-        let (wildcard, _) = makeDownloader { $0.acceptableContentTypes = ["image/*"] }
+        let (wildcard, _) = makeDownloader(transport) { $0.acceptableContentTypes = ["image/*"] }
         let ok = try await wildcard.image(for: server.url("/images/tiny.png?tag=\(tag)"))
         #expect(ok.image?.width == 1)
     }
 
-    @Test func acceptableStatusCodesAreConfigurable() async throws {
-        let (downloader, _) = makeDownloader { $0.acceptableStatusCodes = IndexSet(integer: 201) }
+    @Test(arguments: TestTransports.all)
+    func acceptableStatusCodesAreConfigurable(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) { $0.acceptableStatusCodes = IndexSet(integer: 201) }
         let tag = newTag()
         let recorder = DownloadRecorder()
         downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)"), completed: recorder.completed)

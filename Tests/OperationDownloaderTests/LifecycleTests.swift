@@ -27,8 +27,9 @@ import Testing
         return (seen, observers)
     }
 
-    @Test func notificationsArriveInOrder() async throws {
-        let (downloader, queue) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func notificationsArriveInOrder(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         let (seen, observers) = observeNotifications(tag: tag)
         defer { observers.forEach(NotificationCenter.default.removeObserver) }
@@ -53,9 +54,12 @@ import Testing
         ("/images/tiny.png", ImageDownloaderOptions(), ["start", "response", "stop", "finish", "answer"]),
         ("/images/tiny.png", ImageDownloaderOptions.avoidDecodeImage, ["start", "response", "stop", "finish", "answer"]),
         ("/status/404", ImageDownloaderOptions.avoidDecodeImage, ["start", "stop", "answer"]),
-    ])
-    func notificationsPrecedeTheAnswer(path: String, options: ImageDownloaderOptions, expected: [String]) async throws {
-        let (downloader, queue) = makeDownloader()
+    ], TestTransports.all)
+    func notificationsPrecedeTheAnswer(
+        _ example: (path: String, options: ImageDownloaderOptions, expected: [String]), _ transport: ImageDownloaderTransport
+    ) async throws {
+        let (path, options, expected) = example
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         let (seen, observers) = observeNotifications(tag: tag)
         defer { observers.forEach(NotificationCenter.default.removeObserver) }
@@ -72,8 +76,9 @@ import Testing
         #expect((recorder.final?.data?.isEmpty == false) == (path != "/status/404"))
     }
 
-    @Test func notificationsCanBeTurnedOff() async throws {
-        let (downloader, queue) = makeDownloader { $0.postsNotifications = false }
+    @Test(arguments: TestTransports.all)
+    func notificationsCanBeTurnedOff(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) { $0.postsNotifications = false }
         let tag = newTag()
         let (seen, observers) = observeNotifications(tag: tag)
         defer { observers.forEach(NotificationCenter.default.removeObserver) }
@@ -89,8 +94,9 @@ import Testing
         #expect(seen.current == ["start", "response", "stop", "finish"])
     }
 
-    @Test func customOperationClassIsUsed() async throws {
-        let (downloader, _) = makeDownloader { $0.operationClass = CountingOperation.self }
+    @Test(arguments: TestTransports.all)
+    func customOperationClassIsUsed(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) { $0.operationClass = CountingOperation.self }
         let tag = newTag()
         let result = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)"))
         #expect(result.image?.width == 1)
@@ -99,9 +105,10 @@ import Testing
         #expect(await waitUntil { downloader.currentDownloadCount == 0 })
     }
 
-    @Test func memoryCacheHitMakesNoRequest() async throws {
+    @Test(arguments: TestTransports.all)
+    func memoryCacheHitMakesNoRequest(_ transport: ImageDownloaderTransport) async throws {
         let cache = AutoPurgingImageCache()
-        let (downloader, _) = makeDownloader { $0.imageCache = cache }
+        let (downloader, _) = makeDownloader(transport) { $0.imageCache = cache }
         let tag = newTag()
         let url = server.url("/images/tiny.png?tag=\(tag)")
         _ = try await downloader.image(for: url)
@@ -122,8 +129,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 2)
     }
 
-    @Test func imageForURLCancellationThrowsCancellationError() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func imageForURLCancellationThrowsCancellationError(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
         let other = DownloadRecorder()
@@ -138,8 +146,9 @@ import Testing
         #expect(other.final?.image?.width == 1)
     }
 
-    @Test func alreadyCancelledTaskThrowsAtOnce() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func alreadyCancelledTaskThrowsAtOnce(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
@@ -148,8 +157,9 @@ import Testing
         await #expect(throws: CancellationError.self) { try await task.value }
     }
 
-    @Test func leavingTheEventStreamCancelsTheDownload() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func leavingTheEventStreamCancelsTheDownload(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let tag = newTag()
         let url = server.url("/drip/baseline.jpg?chunk=1024&delay_ms=2000&tag=\(tag)")
         for try await event in downloader.events(for: url) {
@@ -179,8 +189,9 @@ import Testing
         #expect(provider.ended.current == provider.begun.current)
     }
 
-    @Test func cancelAllDownloadsAnswersEveryCaller() async throws {
-        let (downloader, queue) = makeDownloader { $0.maxConcurrentDownloads = 2 }
+    @Test(arguments: TestTransports.all)
+    func cancelAllDownloadsAnswersEveryCaller(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) { $0.maxConcurrentDownloads = 2 }
         let tag = newTag()
         let recorders = (0..<5).map { index in
             let recorder = DownloadRecorder()
@@ -197,8 +208,9 @@ import Testing
         #expect(next.image?.width == 1)
     }
 
-    @Test func invalidateCancellingPendingOperations() async throws {
-        let (downloader, queue) = makeDownloader { $0.maxConcurrentDownloads = 1 }
+    @Test(arguments: TestTransports.all)
+    func invalidateCancellingPendingOperations(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) { $0.maxConcurrentDownloads = 1 }
         let tag = newTag()
         let recorders = (0..<4).map { index in
             let recorder = DownloadRecorder()
@@ -217,8 +229,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    @Test func invalidateLettingPendingOperationsFinish() async throws {
-        let (downloader, queue) = makeDownloader { $0.maxConcurrentDownloads = 1 }
+    @Test(arguments: TestTransports.all)
+    func invalidateLettingPendingOperationsFinish(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) { $0.maxConcurrentDownloads = 1 }
         let tag = newTag()
         let recorders = (0..<3).map { index in
             let recorder = DownloadRecorder()

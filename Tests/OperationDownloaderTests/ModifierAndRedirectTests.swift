@@ -10,8 +10,9 @@ import Testing
 @Suite struct ModifierAndRedirectTests {
     let server = FixtureServer.shared
 
-    @Test func requestModifierAddsAHeader() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func requestModifierAddsAHeader(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.requestModifier = .block { request in
             var request = request
             request.setValue("Bearer token-1", forHTTPHeaderField: "Authorization")
@@ -22,8 +23,9 @@ import Testing
         #expect(server.requests(tag: tag).first?.headers["authorization"] == "Bearer token-1")
     }
 
-    @Test func contextRequestModifierWinsOverTheDownloaders() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func contextRequestModifierWinsOverTheDownloaders(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.requestModifier = ImageDownloaderRequestModifierBlock(headers: ["X-Which": "global"])
         let tag = newTag()
         let context = ImageDownloaderContext(requestModifier: ImageDownloaderRequestModifierBlock(headers: ["X-Which": "context"]))
@@ -31,8 +33,9 @@ import Testing
         #expect(server.requests(tag: tag).first?.headers["x-which"] == "context")
     }
 
-    @Test func requestModifierReturningNilFailsSynchronously() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func requestModifierReturningNilFailsSynchronously(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.requestModifier = .block { _ in nil }
         let tag = newTag()
         let recorder = DownloadRecorder()
@@ -43,8 +46,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 0)
     }
 
-    @Test func responseModifierReturningNilFails() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func responseModifierReturningNilFails(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.responseModifier = .block { _ in nil }
         let recorder = DownloadRecorder()
         downloader.downloadImage(server.url("/images/tiny.png?tag=\(newTag())"), completed: recorder.completed)
@@ -52,9 +56,10 @@ import Testing
         #expect(recorder.downloaderError?.caseName == "invalidDownloadResponse")
     }
 
-    @Test func responseModifierCanRewriteTheStatus() async throws {
+    @Test(arguments: TestTransports.all)
+    func responseModifierCanRewriteTheStatus(_ transport: ImageDownloaderTransport) async throws {
         // A 404 turned into a 200 by the modifier is accepted (the modified response is what gets validated).
-        let (downloader, _) = makeDownloader()
+        let (downloader, _) = makeDownloader(transport)
         downloader.responseModifier = .block { response in
             guard let http = response as? HTTPURLResponse, let url = http.url else { return response }
             return HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "image/png"])
@@ -66,8 +71,9 @@ import Testing
         #expect(recorder.downloaderError?.caseName == "badImageData")
     }
 
-    @Test func decryptorTransformsTheBody() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func decryptorTransformsTheBody(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let calls = Locked(0)
         let tiny = try Data(contentsOf: TestCoders.fixtureFile("tiny.png"))
         // The "encrypted" body is image.png; the decryptor turns it into tiny.png.
@@ -81,8 +87,9 @@ import Testing
         #expect(result.data == tiny)
     }
 
-    @Test func decryptorReturningNilFails() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func decryptorReturningNilFails(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let recorder = DownloadRecorder()
         let context = ImageDownloaderContext(decryptor: ImageDownloaderDecryptorBlock { _, _ in nil })
         downloader.downloadImage(server.url("/images/tiny.png?tag=\(newTag())"), context: context, completed: recorder.completed)
@@ -90,8 +97,9 @@ import Testing
         #expect(recorder.downloaderError?.caseName == "badImageData")
     }
 
-    @Test func redirectsKeepTheDownloadersHeaders() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func redirectsKeepTheDownloadersHeaders(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.setValue("kept", forHTTPHeaderField: "X-Custom")
         let tag = newTag()
         let target = "/images/tiny.png?tag=\(tag)&final=1"
@@ -105,8 +113,9 @@ import Testing
         #expect(logged.allSatisfy { $0.headers["x-custom"] == "kept" && $0.headers["accept"] == "image/*,*/*;q=0.8" })
     }
 
-    @Test func crossHostRedirectDropsAuthorization() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func crossHostRedirectDropsAuthorization(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         downloader.setValue("Basic c2VjcmV0", forHTTPHeaderField: "Authorization")
         let tag = newTag()
         let target = server.localhostURL("/images/tiny.png?tag=\(tag)&final=1").absoluteString
@@ -121,8 +130,8 @@ import Testing
         #expect(logged.last?.headers["accept"] == "image/*,*/*;q=0.8")
     }
 
-    @Test func redirectLoopFails() async throws {
-        let (downloader, _) = makeDownloader()
+    @Test(arguments: TestTransports.all) func redirectLoopFails(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport)
         let recorder = DownloadRecorder()
         downloader.downloadImage(server.url("/redirect/60?tag=\(newTag())"), completed: recorder.completed)
         await recorder.waitForCompletion()

@@ -22,8 +22,9 @@ import Testing
         #expect(events.dropLast().allSatisfy { $0 != "final" }, sourceLocation: sourceLocation)
     }
 
-    @Test func progressIsMonotonicAndEndsAtTheTotal() async throws {
-        let (downloader, queue) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func progressIsMonotonicAndEndsAtTheTotal(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         let recorder = DownloadRecorder()
         downloader.downloadImage(
@@ -38,8 +39,9 @@ import Testing
 
     /// Progress is only gathered once some caller asked for it: a caller with a progress handler that joins
     /// a download whose first caller had none still gets every report from then on, ending at the total.
-    @Test func aProgressCallerJoiningLaterGetsProgress() async throws {
-        let (downloader, queue) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func aProgressCallerJoiningLaterGetsProgress(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         // Held by the server until released: the second caller joins before any byte arrives.
         let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
@@ -61,8 +63,9 @@ import Testing
         #expect(joined.final?.image?.width == 160)
     }
 
-    @Test func minimumProgressIntervalThrottlesButKeepsTheLast() async throws {
-        let (downloader, queue) = makeDownloader { $0.minimumProgressInterval = 0.5 }
+    @Test(arguments: TestTransports.all)
+    func minimumProgressIntervalThrottlesButKeepsTheLast(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) { $0.minimumProgressInterval = 0.5 }
         let tag = newTag()
         let recorder = DownloadRecorder()
         downloader.downloadImage(
@@ -75,8 +78,9 @@ import Testing
         #expect(recorder.progressList.count <= 6)
     }
 
-    @Test func gzipBodyProgressIsClamped() async throws {
-        let (downloader, queue) = makeDownloader()
+    @Test(arguments: TestTransports.all)
+    func gzipBodyProgressIsClamped(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         let recorder = DownloadRecorder()
         downloader.downloadImage(
@@ -88,10 +92,11 @@ import Testing
         #expect(recorder.progressList.allSatisfy { $0.1 == -1 || $0.0 <= $0.1 })
     }
 
-    @Test func progressiveDownloadDeliversPartialsThenTheOneShotImage() async throws {
+    @Test(arguments: TestTransports.all)
+    func progressiveDownloadDeliversPartialsThenTheOneShotImage(_ transport: ImageDownloaderTransport) async throws {
         let coder = HeaderPNGTestCoder()
         let manager = TestCoders.manager(with: coder)
-        let (downloader, queue) = makeDownloader {
+        let (downloader, queue) = makeDownloader(transport) {
             $0.codersManager = manager
             $0.progressiveDecodingInterval = 0
         }
@@ -118,9 +123,10 @@ import Testing
         expectMonotonicEndingAtTotal(recorder, total: 55916)
     }
 
-    @Test func progressiveIntervalLimitsPartialImages() async throws {
+    @Test(arguments: TestTransports.all)
+    func progressiveIntervalLimitsPartialImages(_ transport: ImageDownloaderTransport) async throws {
         let coder = HeaderPNGTestCoder()
-        let (downloader, queue) = makeDownloader {
+        let (downloader, queue) = makeDownloader(transport) {
             $0.codersManager = TestCoders.manager(with: coder)
             $0.progressiveDecodingInterval = 60
         }
@@ -134,9 +140,9 @@ import Testing
         #expect(recorder.final?.image?.width == 160)
     }
 
-    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"))
-    func progressiveJPEGFinalEqualsOneShotDecode() async throws {
-        let (downloader, queue) = makeDownloader {
+    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"), arguments: TestTransports.all)
+    func progressiveJPEGFinalEqualsOneShotDecode(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) {
             $0.codersManager = .shared
             $0.progressiveDecodingInterval = 0
         }
@@ -156,9 +162,9 @@ import Testing
         #expect(recorder.partials.allSatisfy { $0.isIncomplete })
     }
 
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
-    func interlacedPNGFinalEqualsOneShotDecode() async throws {
-        let (downloader, queue) = makeDownloader {
+    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"), arguments: TestTransports.all)
+    func interlacedPNGFinalEqualsOneShotDecode(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) {
             $0.codersManager = .shared
             $0.progressiveDecodingInterval = 0
         }
@@ -175,8 +181,9 @@ import Testing
         #expect(recorder.partials.allSatisfy { $0.isIncomplete })
     }
 
-    @Test func eventsStreamYieldsProgressPartialsAndResult() async throws {
-        let (downloader, _) = makeDownloader {
+    @Test(arguments: TestTransports.all)
+    func eventsStreamYieldsProgressPartialsAndResult(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) {
             $0.codersManager = TestCoders.manager(with: HeaderPNGTestCoder())
             $0.progressiveDecodingInterval = 0
         }

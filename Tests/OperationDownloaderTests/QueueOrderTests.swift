@@ -26,8 +26,8 @@ import Testing
         return server.requests(tag: tag).map { $0.query["i"] ?? "?" }
     }
 
-    @Test func oneAtATime() async throws {
-        let (downloader, _) = makeDownloader { $0.maxConcurrentDownloads = 1 }
+    @Test(arguments: TestTransports.all) func oneAtATime(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) { $0.maxConcurrentDownloads = 1 }
         let tag = newTag()
         let recorders = (0..<8).map { index in
             let recorder = DownloadRecorder()
@@ -41,14 +41,15 @@ import Testing
         #expect(stats.maxConcurrency == 1)
     }
 
-    @Test func fifoStartsInOrder() async throws {
-        let (downloader, _) = makeDownloader { $0.maxConcurrentDownloads = 1 }
+    @Test(arguments: TestTransports.all) func fifoStartsInOrder(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) { $0.maxConcurrentDownloads = 1 }
         let order = await startOrder(downloader, tag: newTag(), count: 6)
         #expect(order == ["0", "1", "2", "3", "4", "5"])
     }
 
-    @Test func lifoStartsNewestFirst() async throws {
-        let (downloader, _) = makeDownloader {
+    @Test(arguments: TestTransports.all)
+    func lifoStartsNewestFirst(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) {
             $0.maxConcurrentDownloads = 1
             $0.executionOrder = .lifo
         }
@@ -56,16 +57,18 @@ import Testing
         #expect(order == ["5", "4", "3", "2", "1", "0"])
     }
 
-    @Test func highPriorityStartsFirst() async throws {
-        let (downloader, _) = makeDownloader { $0.maxConcurrentDownloads = 1 }
+    @Test(arguments: TestTransports.all)
+    func highPriorityStartsFirst(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) { $0.maxConcurrentDownloads = 1 }
         let order = await startOrder(downloader, tag: newTag(), count: 3) { index in
             [.lowPriority, [], .highPriority][index]
         }
         #expect(order == ["2", "1", "0"])
     }
 
-    @Test func cancelledWhileQueuedNeverReachesTheServer() async throws {
-        let (downloader, _) = makeDownloader { $0.maxConcurrentDownloads = 1 }
+    @Test(arguments: TestTransports.all)
+    func cancelledWhileQueuedNeverReachesTheServer(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, _) = makeDownloader(transport) { $0.maxConcurrentDownloads = 1 }
         let tag = newTag()
         downloader.isSuspended = true
         let kept = DownloadRecorder(), cancelled = DownloadRecorder()

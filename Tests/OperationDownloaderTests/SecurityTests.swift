@@ -265,9 +265,10 @@ import Testing
         let recorder = DownloadRecorder()
         downloader.downloadImage(url, completed: recorder.completed)
         await recorder.waitForCompletion()
-        #expect(recorder.downloaderError?.caseName == "badImageData", "got \(String(describing: recorder.error))")
-        if case .badImageData(let message)? = recorder.downloaderError {
-            #expect(message.contains("pixel limit"), "\(message)")
+        // The decoder's typed cause stays reachable (issue 12, point 10).
+        #expect(recorder.downloaderError?.caseName == "decodingFailed", "got \(String(describing: recorder.error))")
+        if case .decodingFailed(let cause)? = recorder.downloaderError {
+            #expect(cause == .tooLarge(width: 30_000, height: 30_000), "\(cause)")
         }
     }
 
@@ -277,7 +278,7 @@ import Testing
         let recorder = DownloadRecorder()
         downloader.downloadImage(server.url("/images/image.png?tag=\(newTag())"), options: .progressiveLoad, completed: recorder.completed)
         await recorder.waitForCompletion()
-        #expect(recorder.downloaderError?.caseName == "badImageData", "got \(String(describing: recorder.error))")
+        #expect(recorder.downloaderError?.caseName == "decodingFailed", "got \(String(describing: recorder.error))")
         #expect(recorder.partials.isEmpty)
     }
 }

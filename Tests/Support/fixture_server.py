@@ -34,6 +34,7 @@ import urllib.parse
 import zlib
 
 import fixture_cache  # /cache: scripted responses for the HTTP cache tests
+import fixture_connections
 
 # Bounds. Every sleep or wait in this file is limited by one of these.
 MAX_HOLD_SECONDS = 120.0
@@ -75,6 +76,7 @@ CONTENT_TYPES = {
 # Byte i of /bytes is i % 251 (a prime, so the pattern does not line up with power-of-two chunks).
 _PATTERN_PERIOD = 251
 _PATTERN = bytes(i % _PATTERN_PERIOD for i in range(WRITE_BLOCK + _PATTERN_PERIOD))
+_ZEROS = bytes(WRITE_BLOCK)
 
 _DISCONNECT_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError, socket.timeout)
 
@@ -187,6 +189,23 @@ class HoldRegistry:
         self.event(hold_id).set()
 
 
+class FlakyCounter:
+    """Requests seen per /flaky/<key>/..., so that the first `fail` of them fail and the rest succeed."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._counts = {}
+
+    def next(self, key):
+        """This request's number for `key`, from 1."""
+        with self._lock:
+            if key not in self._counts and len(self._counts) >= MAX_HOLD_IDS:
+                return 1 << 30  # bounded memory: past the limit every request succeeds
+            count = self._counts.get(key, 0) + 1
+            self._counts[key] = count
+            return count
+
+
 class FixtureFiles:
     """The fixture directory, read once per file and kept in memory (the files are small)."""
 
@@ -249,6 +268,10 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
                 # The client refused our certificate (or went away): nothing to serve.
                 self.close_connection = True
                 self._handshake_failed = True
+
+    def finish(self):
+        self.server.connections.connection_closed(self)
+        super().finish()
 
     def handle(self):
         if getattr(self, "_handshake_failed", False):
@@ -375,9 +398,12 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             "started": time.time(),
             "finished": None,
             "status": None,
+            # The client's port: requests with the same port came over the same connection.
+            "peerPort": self.client_address[1],
         }
         log = self.server.request_log
         log.begin(tag, entry)
+        self.server.connections.request_started(self, tag)
         aborted = False
         try:
             self._route(segments, query)
@@ -392,6 +418,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
         finally:
             log.finish(tag, entry, self._status, self._bytes_sent, aborted)
+            self.server.connections.request_finished(self, tag)
 
     def _route(self, segments, query):
         head = segments[0] if segments else ""
@@ -408,6 +435,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._basic_auth(rest[0], rest[1], rest[2], query)
         elif head == "hold" and len(rest) == 2:
             self._hold(rest[0], rest[1], query)
+        elif head == "flaky" and len(rest) == 2:
+            self._flaky(rest[0], rest[1], query)
         elif head == "stall" and not rest:
             self._stall(query)
         elif head in ("reset", "fin") and len(rest) == 1:
@@ -434,6 +463,10 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._cookie_echo()
         elif fixture_cache.handles(head):
             fixture_cache.serve(self, rest, query)
+        elif head == "drop-if-reused" and len(rest) == 1:
+            fixture_connections.drop_if_reused(self, rest[0], query)
+        elif head == "proxy-auth" and len(rest) == 3:
+            fixture_connections.proxy_auth(self, rest[0], rest[1], rest[2], query)
         else:
             self._not_found()
 
@@ -453,6 +486,10 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._json({"released": segments[1]})
         elif head == "_health" and len(segments) == 1:
             self._json({"ok": True})
+        elif head == "_connections" and len(segments) == 1:
+            self._json(self.server.connections.stats(tag))
+        elif head == "_live" and len(segments) == 1:
+            self._json(self.server.connections.live(tag))
         else:
             self._not_found("unknown control endpoint")
 
@@ -497,6 +534,9 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             return
 
         body = data
+        if "truncate" in query:
+            # The first N bytes only, with a matching Content-Length: a complete response of a cut file.
+            body = data[:int_param(query, "truncate", len(data), 0, len(data))]
         extra = list(cache_headers)
         if query.get("gzip") == "1":
             body = gzip.compress(data, mtime=0)
@@ -615,6 +655,32 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         outcome = "released" if event.is_set() else "timeout"
         self._serve_file(name, loaded, query, [("X-Hold", outcome)])
 
+    def _flaky(self, key, name, query):
+        """The first `fail` requests for `key` fail, the later ones get the file (as /images does)."""
+        loaded = self._file_or_404(name)
+        if loaded is None:
+            return
+        failures = int_param(query, "fail", 1, 0, 1000)
+        if self.server.flaky.next(key) > failures:
+            self._serve_file(name, loaded, query)
+            return
+        if query.get("mode", "status") == "reset":
+            # Headers with the full length, `after` body bytes (default none), then RST.
+            data = loaded[0]
+            after = int_param(query, "after", 0, 0, len(data))
+            self.send_response(200)
+            self.send_header("Content-Type", content_type_for(name))
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self._write(data[:after])
+            self._wait(DEFAULT_RESET_DELAY_MS / 1000.0)
+            self._break_connection(rst=True)
+        code = int_param(query, "status", 503, 200, 599)
+        headers = []
+        if "retry_after" in query:
+            headers.append(("Retry-After", query["retry_after"]))
+        self._simple(code, "flaky: status %d" % code, headers=headers)
+
     def _stall(self, query):
         phase = query.get("phase", "headers")
         seconds = float_param(query, "seconds", DEFAULT_STALL_SECONDS, 0.0, MAX_STALL_SECONDS)
@@ -651,6 +717,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
     def _bytes(self, query):
         count = int_param(query, "n", 0, 0, MAX_BYTES)
         chunked = query.get("chunked") == "1"
+        zeros = query.get("fill") == "zero"
         lie = None
         if "lie" in query:
             lie = int_param(query, "lie", count, 0, MAX_BYTES)
@@ -675,7 +742,7 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
                 return
             size = min(WRITE_BLOCK, count - offset)
             start = offset % _PATTERN_PERIOD
-            block = _PATTERN[start:start + size]
+            block = _ZEROS[:size] if zeros else _PATTERN[start:start + size]
             if chunked:
                 self.wfile.write(b"%x\r\n" % size + block + b"\r\n")
                 self._bytes_sent += size
@@ -795,6 +862,8 @@ class FixtureServer(http.server.ThreadingHTTPServer):
         self.files = files
         self.request_log = RequestLog()
         self.holds = HoldRegistry()
+        self.flaky = FlakyCounter()
+        self.connections = fixture_connections.ConnectionLog()
 
     tls_context = None
 
@@ -848,7 +917,8 @@ def main():
         return 2
 
     mimetypes.init()  # once, before handler threads use it
-    server = FixtureServer((args.host, args.port), FixtureFiles(args.fixtures))
+    server_type = fixture_connections.server_class(FixtureServer, args.host)
+    server = server_type((args.host, args.port), FixtureFiles(args.fixtures))
     if args.tls_cert or args.tls_key:
         if not (args.tls_cert and args.tls_key):
             print("--tls-cert and --tls-key go together", file=sys.stderr, flush=True)

@@ -48,6 +48,7 @@ struct Goal {
         Goal(key: "progressive_cpu_ratio_baseline", label: "chunked baseline JPEG decode CPU vs one-shot", comparison: .atMost, threshold: 1.5),
         Goal(key: "progressive_cpu_ratio_jpeg", label: "chunked progressive JPEG (previews) CPU vs one-shot", comparison: .atMost, threshold: 3),
         Goal(key: "peak_rss_mb_large", label: "peak RSS, 200 × 12 MP JPEG with .scaleDownLargeImages", comparison: .below, threshold: 300),
+        Goal(key: "thumbnail_pipeline_ratio_vs_fastest", label: "12 MP JPEG → 256 px q80 thumbnail CPU vs the faster of vipsthumbnail and Pillow", comparison: .atMost, threshold: 0.8),
     ]
 }
 
@@ -134,6 +135,8 @@ final class BenchmarkReport {
         "decode_ratio_vs_djpeg_baseline", "decode_ratio_vs_djpeg_progressive", "png_decode_ms", "thumbnail_speedup",
         "progressive_cpu_ratio_jpeg", "progressive_cpu_ratio_png", "progressive_cpu_ratio_baseline",
         "peak_rss_mb_large", "peak_rss_mb_many", "instructions_per_download",
+        "thumbnail_pipeline_ms", "thumbnail_pipeline_ratio_vs_vips", "thumbnail_pipeline_ratio_vs_pillow",
+        "thumbnail_pipeline_ratio_vs_fastest", "thumbnail_pipeline_peak_rss_mb",
     ]
 }
 

@@ -14,11 +14,12 @@ enum DownloaderClient {
     /// `concurrency` at a time. Returns nil when the batch did not finish within `timeout`.
     static func download(
         _ urls: [URL], options: ImageDownloaderOptions, concurrency: Int = 6, postsNotifications: Bool = true,
-        timeout: TimeInterval = 600
+        timeout: TimeInterval = 600, configure: (inout ImageDownloaderConfiguration) -> Void = { _ in }
     ) -> Outcome? {
         var configuration = ImageDownloaderConfiguration()
         configuration.maxConcurrentDownloads = concurrency
         configuration.postsNotifications = postsNotifications
+        configure(&configuration)
         let downloader = ImageDownloader(configuration: configuration)
         defer { downloader.invalidate(cancelPendingOperations: true) }
         let counter = CompletionCounter(expected: urls.count)

@@ -12,6 +12,26 @@ struct RunContext {
     let report: BenchmarkReport
     /// This executable, for the child-process sections.
     let executable: String
+    /// The same files over HTTPS with HTTP/2 (run.sh's second nginx listener), when run.sh set one up.
+    var tls: TLSEndpoint?
+
+    /// `--tls-base-url URL --ca-file FILE [--ca-bundle FILE]` of `Benchmarks run`.
+    struct TLSEndpoint {
+        /// "https://127.0.0.1:PORT".
+        let baseURL: String
+        /// The test CA that signed nginx's certificate (given to curl and the curl transport).
+        let caFile: String
+        /// The system bundle plus that CA, mounted over the system bundle for URLSession's children (nil where
+        /// no private mount namespace can be made: URLSession over HTTPS is then not measured).
+        let caBundle: String?
+
+        init?(_ arguments: Arguments) {
+            guard let baseURL = arguments.value("--tls-base-url"), let caFile = arguments.value("--ca-file") else { return nil }
+            self.baseURL = baseURL
+            self.caFile = caFile
+            caBundle = arguments.value("--ca-bundle")
+        }
+    }
 
     /// Rounds per figure: at least 5 in a full run (min/median), 3 in `--quick`.
     var rounds: Int { quick ? 3 : 7 }

@@ -22,6 +22,9 @@ struct BenchmarkRunner {
             ("progressive", { try ProgressiveBenchmark(context: context).run() }),
             ("memory", { try MemoryBenchmark(context: context).run() }),
             ("instructions", { try InstructionsBenchmark(context: context).run() }),
+            ("thumbnail", { try ThumbnailBenchmark(context: context).run() }),
+            ("transports", { try TransportBenchmark(context: context).run() }),
+            ("transport-instructions", { try TransportInstructionsBenchmark(context: context).run() }),
         ]
         let started = Clock.wall()
         for (name, body) in all where sections?.contains(name) ?? true {

@@ -12,5 +12,7 @@ const char *cic_libpng_version(void);
 #include "cic_png.h"
 #include "cic_heif.h"
 #include "cic_tiff.h"
+#include "cic_lcms.h"
+#include "cic_zlib.h"
 
 #endif

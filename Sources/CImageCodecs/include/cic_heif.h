@@ -51,6 +51,11 @@ int cic_heif_decode(cic_heif_file *file, int *width, int *height, cic_heif_statu
 /// when the buffer does not match the decoded size.
 int cic_heif_copy_rgba(const cic_heif_file *file, uint8_t *out, size_t out_size);
 
+/// The size of the primary image's ICC profile (colr 'prof' or 'rICC'), 0 when it has none (or nclx).
+size_t cic_heif_icc_size(const cic_heif_file *file);
+/// Copies that profile into `out` (exactly cic_heif_icc_size bytes). Returns 0, or -1.
+int cic_heif_copy_icc(const cic_heif_file *file, uint8_t *out, size_t out_size);
+
 /// Releases everything cic_heif_open and cic_heif_decode allocated. NULL is allowed.
 void cic_heif_close(cic_heif_file *file);
 

@@ -32,6 +32,7 @@ typedef struct {
     int multi_scan;       ///< Progressive or multi-scan: decoded in buffered-image mode.
     int arithmetic;       ///< Arithmetic-coded: libjpeg cannot suspend, feed the whole file first.
     int progressive;
+    int adobe_inverted;   ///< An Adobe APP14 marker: CMYK samples are inverted (255 = no ink).
 } cic_jpeg_header;
 
 /// Progress counters, readable at any time.
@@ -80,6 +81,12 @@ cic_jpeg_progress cic_jpeg_decoder_progress(const cic_jpeg_decoder *decoder);
 cic_jpeg_failure cic_jpeg_decoder_failure(const cic_jpeg_decoder *decoder);
 /// libjpeg's message for the failure (or ""). Valid until the decoder is destroyed.
 const char *cic_jpeg_decoder_error(const cic_jpeg_decoder *decoder);
+/// The embedded ICC profile joined from its APP2 chunks (after read_header), or NULL. Valid until destroyed.
+const uint8_t *cic_jpeg_decoder_icc(const cic_jpeg_decoder *decoder, size_t *length);
+/// CMYK/YCCK images: convert rows through this lcms2 transform (cic_lcms.h; from the CMYK profile to sRGB,
+/// reading samples as libjpeg delivers them) instead of the naive formula. Set before decoding; NULL api clears.
+struct cic_lcms_api;
+void cic_jpeg_decoder_set_cmyk_transform(cic_jpeg_decoder *decoder, const struct cic_lcms_api *api, void *transform);
 /// The first APP1 "Exif\0\0" payload (after read_header), or NULL.
 const uint8_t *cic_jpeg_decoder_exif(const cic_jpeg_decoder *decoder, size_t *length);
 
@@ -89,6 +96,25 @@ const uint8_t *cic_jpeg_decoder_exif(const cic_jpeg_decoder *decoder, size_t *le
 int cic_jpeg_encode_rgba(const uint8_t *pixels, int width, int height, int quality,
                          const uint8_t *exif, size_t exif_length,
                          uint8_t **out, size_t *out_length, char *message, size_t message_capacity);
+/// Chroma subsampling of an encoded JPEG.
+typedef enum {
+    CIC_JPEG_SUBSAMPLING_420 = 0,   ///< 2x2 luma per chroma sample (libjpeg's default).
+    CIC_JPEG_SUBSAMPLING_422 = 1,   ///< 2x1.
+    CIC_JPEG_SUBSAMPLING_444 = 2,   ///< No subsampling.
+} cic_jpeg_subsampling;
+
+/// What cic_jpeg_encode_rgba_settings writes.
+typedef struct {
+    int quality;          ///< 1...100.
+    int progressive;      ///< Non-zero: libjpeg's standard progressive scan script (Huffman tables optimised).
+    int subsampling;      ///< A cic_jpeg_subsampling value.
+    int optimize_coding;  ///< Non-zero: optimised Huffman tables for a baseline file (smaller, a little slower).
+} cic_jpeg_encode_settings;
+
+/// cic_jpeg_encode_rgba with every setting: progressive, chroma subsampling, optimised Huffman tables.
+int cic_jpeg_encode_rgba_settings(const uint8_t *pixels, int width, int height,
+                                  const cic_jpeg_encode_settings *settings, const uint8_t *exif, size_t exif_length,
+                                  uint8_t **out, size_t *out_length, char *message, size_t message_capacity);
 void cic_jpeg_free(void *buffer);
 
 #endif

@@ -60,6 +60,9 @@ const char *cic_png_decoder_message(const cic_png_decoder *decoder);
 /// returns -1 and copies libpng's message into `message`.
 int cic_png_encode_rgba(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
                         uint8_t **out, size_t *out_size, char *message, size_t message_capacity);
+/// cic_png_encode_rgba with a zlib compression level 0...9 (-1: libpng's default, 6).
+int cic_png_encode_rgba_level(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha, int level,
+                              uint8_t **out, size_t *out_size, char *message, size_t message_capacity);
 void cic_png_free(void *pointer);
 
 #endif

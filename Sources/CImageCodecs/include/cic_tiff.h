@@ -34,6 +34,9 @@ cic_tiff_file *cic_tiff_open(const cic_tiff_api *api, const void *data, size_t s
 int cic_tiff_read_rgba(cic_tiff_file *file, uint32_t *raster, uint32_t width, uint32_t height,
                        char *message, size_t message_len);
 
+/// The ICC profile tag (34675) of the first directory, or NULL. Valid until cic_tiff_close.
+const void *cic_tiff_icc(cic_tiff_file *file, size_t *length);
+
 /// Closes the file. NULL is allowed.
 void cic_tiff_close(cic_tiff_file *file);
 

@@ -64,10 +64,12 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
         return try coder.encode(image, format: format, quality: quality)
     }
 
-    /// The post-processing every decode path shares: exact target size and the scale factor.
+    /// The post-processing every decode path shares: exact target size, the scale factor, then colour
+    /// management (after scaling, so a thumbnail converts only its own pixels).
     static func finish(_ image: DecodedImage, options: ImageDecodingOptions) -> DecodedImage {
         var out = ImageScaler.apply(options, to: image)
         out.scale = options.scaleFactor > 0 ? options.scaleFactor : 1
+        ColorManagement.apply(options.colorManagement, to: &out)
         return out
     }
 }
@@ -77,16 +79,25 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
 final class FinishingIncrementalDecoder: IncrementalImageDecoder {
     private let base: any IncrementalImageDecoder
     private let options: ImageDecodingOptions
+    /// The finished final image: scaled and converted once, however often it is asked for.
+    private var finalImage: DecodedImage?
+    private var isFinal = false
 
     init(_ base: any IncrementalImageDecoder, options: ImageDecodingOptions) {
         self.base = base
         self.options = options
     }
 
-    func append(_ data: Data, isFinal: Bool) throws { try base.append(data, isFinal: isFinal) }
+    func append(_ data: Data, isFinal: Bool) throws {
+        try base.append(data, isFinal: isFinal)
+        if isFinal { self.isFinal = true }
+    }
 
     func currentImage() -> DecodedImage? {
-        base.currentImage().map { ImageCodersManager.finish($0, options: options) }
+        if let finalImage { return finalImage }
+        let image = base.currentImage().map { ImageCodersManager.finish($0, options: options) }
+        if isFinal { finalImage = image }
+        return image
     }
 }
 

@@ -52,12 +52,23 @@ public struct DecodedImage: Sendable, Equatable {
     public var loopCount: Int
     /// True for a partial image: a progressive pass, rows decoded so far, or a truncated file.
     public var isIncomplete: Bool
+    /// The ICC profile describing `pixels` when they are not sRGB: the file's embedded profile, handed back when
+    /// colour management kept the original pixels (`.keepOriginal`, or conversion impossible). nil once the
+    /// pixels were converted to sRGB, and for files without a profile.
+    public var iccProfile: Data?
+    /// What colour management did (or why it did not): see `ImageColorState`.
+    public var colorState: ImageColorState
+    /// Colour information other than ICC bytes (PNG gAMA/cHRM, HEIF nclx) while the pixels are not converted.
+    var colorSource: ColorSource?
 
     public init(
         width: Int, height: Int, pixels: [UInt8], format: ImageFormat,
         scale: Double = 1, orientation: ImageOrientation = .up,
-        frames: [ImageFrame] = [], loopCount: Int = 0, isIncomplete: Bool = false
+        frames: [ImageFrame] = [], loopCount: Int = 0, isIncomplete: Bool = false,
+        iccProfile: Data? = nil, colorState: ImageColorState = .sRGB
     ) {
+        self.iccProfile = iccProfile
+        self.colorState = colorState
         self.width = width
         self.height = height
         self.pixels = pixels
@@ -67,6 +78,15 @@ public struct DecodedImage: Sendable, Equatable {
         self.frames = frames
         self.loopCount = loopCount
         self.isIncomplete = isIncomplete
+    }
+
+    /// The same image (scale, orientation, colour information...) with other pixels, for scalers and coders.
+    func replacingPixels(width: Int, height: Int, pixels: [UInt8], frames: [ImageFrame]) -> DecodedImage {
+        var copy = DecodedImage(
+            width: width, height: height, pixels: pixels, format: format, scale: scale, orientation: orientation,
+            frames: frames, loopCount: loopCount, isIncomplete: isIncomplete, iccProfile: iccProfile, colorState: colorState)
+        copy.colorSource = colorSource
+        return copy
     }
 
     /// Whether this image has more than one frame.

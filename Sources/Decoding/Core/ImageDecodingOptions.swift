@@ -17,19 +17,37 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     public var decodeFirstFrameOnly: Bool
     /// Reject images whose header declares more pixels than this (width × height, canvas for animations).
     public var maximumPixelCount: Int
+    /// Convert embedded colour spaces to sRGB (the default), or keep the decoded pixels and the profile.
+    public var colorManagement: ImageColorManagement
+    /// Shrink-on-load only (libvips' term), for callers that resize with a better filter afterwards: the
+    /// coder reduces cheaply where it can (libjpeg's DCT scaling) and stops, so the result is at least the
+    /// size `thumbnailPixelSize` asks for but not filtered to it. `nil` (the default): the exact size.
+    public var shrinkOnLoad: ShrinkOnLoad?
+
+    /// How much a shrink-on-load decode may reduce: what the result must still cover.
+    public enum ShrinkOnLoad: Sendable, Equatable {
+        /// At least the size that fitting into `thumbnailPixelSize` gives (aspect ratio kept).
+        case fit
+        /// At least the box itself in both directions (aspect ratio kept): for a later fill or crop.
+        case cover
+    }
 
     public init(
         scaleFactor: Double = 1,
         thumbnailPixelSize: CGSize? = nil,
         scaleDownLimitBytes: Int? = nil,
         decodeFirstFrameOnly: Bool = false,
-        maximumPixelCount: Int = ImageDecodingOptions.defaultMaximumPixelCount
+        maximumPixelCount: Int = ImageDecodingOptions.defaultMaximumPixelCount,
+        colorManagement: ImageColorManagement = .convertToSRGB,
+        shrinkOnLoad: ShrinkOnLoad? = nil
     ) {
+        self.colorManagement = colorManagement
         self.scaleFactor = scaleFactor
         self.thumbnailPixelSize = thumbnailPixelSize
         self.scaleDownLimitBytes = scaleDownLimitBytes
         self.decodeFirstFrameOnly = decodeFirstFrameOnly
         self.maximumPixelCount = maximumPixelCount
+        self.shrinkOnLoad = shrinkOnLoad
     }
 
     /// Throws `.zeroPixels` or `.tooLarge` for a header's dimensions. Coders call this as soon as the

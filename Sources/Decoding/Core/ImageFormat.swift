@@ -43,11 +43,14 @@ public enum ImageFormat: String, Sendable, CaseIterable {
         if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
         if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
+        // Classic TIFF (version 42) and BigTIFF (version 43), either byte order.
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if starts([0x49, 0x49, 0x2B, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2B]) { return .tiff }
         if starts(Array("ftyp".utf8), at: 4), b.count >= 12 {
             return isobmffFormat(b)
         }
-        if starts([0x00, 0x00, 0x01, 0x00]), b.count >= 6, b[4] != 0 || b[5] != 0 { return .ico }
+        // ICONDIR type 1 (icon) or 2 (cursor, .cur) with at least one entry.
+        if starts([0x00, 0x00]), b.count >= 6, b[2] == 1 || b[2] == 2, b[3] == 0, b[4] != 0 || b[5] != 0 { return .ico }
         if starts(Array("BM".utf8)), b.count >= 18 {
             // "BM" alone is too weak: also require a known DIB header size.
             let dib = UInt32(b[14]) | UInt32(b[15]) << 8 | UInt32(b[16]) << 16 | UInt32(b[17]) << 24

@@ -12,7 +12,12 @@ public enum ImageScaler {
         if let box = options.thumbnailPixelSize, box.width > 0 || box.height > 0 {
             let sx = box.width > 0 ? Double(box.width) / Double(width) : .infinity
             let sy = box.height > 0 ? Double(box.height) / Double(height) : .infinity
-            scale = min(scale, sx, sy)
+            if options.shrinkOnLoad == .cover {
+                // Covering: the larger of the two scales (a side given as 0 does not constrain).
+                scale = min(scale, max(sx.isFinite ? sx : 0, sy.isFinite ? sy : 0))
+            } else {
+                scale = min(scale, sx, sy)
+            }
         }
         if let limit = options.scaleDownLimitBytes, limit > 0 {
             let maxPixels = Double(limit / 4)
@@ -27,8 +32,18 @@ public enum ImageScaler {
 
     /// Shrinks `image` (and every frame) to what `options` asks for; returns it unchanged otherwise.
     public static func apply(_ options: ImageDecodingOptions, to image: DecodedImage) -> DecodedImage {
-        guard let size = targetSize(width: image.width, height: image.height, options: options) else { return image }
+        guard let size = targetSize(width: image.width, height: image.height, options: finishing(options)) else { return image }
         return resize(image, width: size.width, height: size.height)
+    }
+
+    /// The options the exact-size step after a coder's own reduction works to: in shrink-on-load mode the
+    /// thumbnail box is left to the caller's resize (only `scaleDownLimitBytes` still applies).
+    static func finishing(_ options: ImageDecodingOptions) -> ImageDecodingOptions {
+        guard options.shrinkOnLoad != nil else { return options }
+        var exact = options
+        exact.thumbnailPixelSize = nil
+        exact.shrinkOnLoad = nil
+        return exact
     }
 
     /// Resizes to exactly `width`×`height` with an area filter (each output pixel averages the input area it
@@ -39,10 +54,7 @@ public enum ImageScaler {
         let filter = AreaFilter(srcWidth: image.width, srcHeight: image.height, dstWidth: width, dstHeight: height)
         let frames = image.frames.map { ImageFrame(pixels: filter.run(on: $0.pixels), duration: $0.duration) }
         let first = frames.first?.pixels ?? filter.run(on: image.pixels)
-        return DecodedImage(
-            width: width, height: height, pixels: first, format: image.format, scale: image.scale,
-            orientation: image.orientation, frames: frames, loopCount: image.loopCount,
-            isIncomplete: image.isIncomplete)
+        return image.replacingPixels(width: width, height: height, pixels: first, frames: frames)
     }
 }
 

@@ -13,17 +13,22 @@ public enum ArgumentParser {
         if first == "decode" {
             return try parseDecode(Array(arguments.dropFirst()))
         }
+        if first == "thumbnail" {
+            return try ThumbnailArguments.parse(Array(arguments.dropFirst()))
+        }
         return try parseDownload(arguments)
     }
 
     // MARK: - download and --demo
 
-    private static let downloadValueOptions: Set<String> = [
+    /// Download options that take a value (`imagedl thumbnail` passes these through for its URL inputs).
+    static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--header", "--user", "--password",
-        "--http-cache",
+        "--http-cache", "--retry", "--input", "--transport", "--cacert", "--proxy",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
+        "--insecure",
     ]
 
     private static func parseDownload(_ arguments: [String]) throws(UsageError) -> Command {
@@ -45,6 +50,7 @@ public enum ArgumentParser {
                 case "--png": options.writePNG = true
                 case "--json": options.json = true
                 case "--preview": options.preview = true
+                case "--insecure": options.insecure = true
                 default: throw UsageError("unknown option '\(name)'")
                 }
             case .option(let name, let value):
@@ -73,6 +79,17 @@ public enum ArgumentParser {
                 case "--http-cache":
                     guard !value.isEmpty else { throw UsageError("--http-cache needs a folder") }
                     options.httpCacheDirectory = value
+                case "--retry":
+                    guard let n = Int(value), (0...100).contains(n) else {
+                        throw UsageError("--retry needs a whole number of retries from 0 to 100, not '\(value)'")
+                    }
+                    options.retry = n
+                case "--input":
+                    guard !value.isEmpty else { throw UsageError("--input needs a file of URLs, or - for stdin") }
+                    options.inputFile = value
+                case "--transport": options.transport = try TransportOptions.parseTransport(value)
+                case "--cacert": options.caFile = try TransportOptions.parseCACert(value)
+                case "--proxy": options.proxy = try TransportOptions.parseProxy(value)
                 default:
                     throw UsageError("unknown option '\(name)'")
                 }
@@ -81,14 +98,18 @@ public enum ArgumentParser {
         if options.writePNG && options.outputDirectory == nil {
             throw UsageError("--png needs --output DIR")
         }
+        try TransportOptions.validate(options)
         if (options.user == nil) != (options.password == nil) {
             throw UsageError(options.user == nil ? "--password needs --user" : "--user needs --password")
         }
         if demo {
             guard operands.isEmpty else { throw UsageError("--demo takes no URLs (it serves its own samples)") }
+            guard options.inputFile == nil else { throw UsageError("--demo takes no --input (it serves its own samples)") }
             return .demo(options)
         }
-        guard !operands.isEmpty else { throw UsageError("no URLs given (try 'imagedl --demo', or 'imagedl --help')") }
+        guard !operands.isEmpty || options.inputFile != nil else {
+            throw UsageError("no URLs given (try 'imagedl --demo', or 'imagedl --help')")
+        }
         options.urls = try operands.map { (text: String) throws(UsageError) -> URL in try parseURL(text) }
         return .download(options)
     }
@@ -134,7 +155,7 @@ public enum ArgumentParser {
 
     private static func parseDecode(_ arguments: [String]) throws(UsageError) -> Command {
         var options = DecodeOptions()
-        var reader = Reader(arguments, valueOptions: ["--rgba"], flags: ["--json", "--help", "-h"])
+        var reader = Reader(arguments, valueOptions: ["--rgba"], flags: ["--json", "--keep-color-profile", "--help", "-h"])
         while let token = try reader.next() {
             switch token {
             case .operand(let path):
@@ -142,6 +163,7 @@ public enum ArgumentParser {
             case .flag(let name):
                 switch name {
                 case "--json": options.json = true
+                case "--keep-color-profile": options.keepColorProfile = true
                 default: return .help
                 }
             case .option(_, let value):

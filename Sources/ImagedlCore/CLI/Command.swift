@@ -8,6 +8,8 @@ public enum Command: Equatable, Sendable {
     case demo(DownloadOptions)
     /// `imagedl decode FILE... [--json] [--rgba OUT]`.
     case decode(DecodeOptions)
+    /// `imagedl thumbnail FILE|URL... --size WxH --output DIR [...]`.
+    case thumbnail(ThumbnailOptions)
     /// `--help`: the manual page.
     case help
     /// `--version`.
@@ -44,6 +46,20 @@ public struct DownloadOptions: Equatable, Sendable {
     /// Folder of the on-disk HTTP cache (`--http-cache DIR`): responses are stored there and fresh ones are
     /// served from it without a request. nil: no HTTP cache.
     public var httpCacheDirectory: String?
+    /// Attempts after the first for a failure worth retrying (`--retry N`, default 0): the configuration's
+    /// `retryPolicy` gets `maximumAttempts = N + 1` with the default backoff.
+    public var retry = 0
+    /// A file of URLs, one a line (`--input FILE`; "-" is stdin), read lazily as downloads finish, after any URLs
+    /// given as operands. Blank lines and lines starting with "#" are skipped.
+    public var inputFile: String?
+    /// `--transport curl|urlsession`; nil: curl where libcurl loads, else URLSession.
+    public var transport: TransportName?
+    /// `--insecure`: accept any certificate (`.allowInvalidSSLCertificates` on every request). Dangerous.
+    public var insecure = false
+    /// `--cacert FILE`: certificate authorities to trust instead of the system store (curl transport).
+    public var caFile: String?
+    /// `--proxy URL`: every request through this proxy (curl transport; default: the environment).
+    public var proxy: URL?
 
     public init() {}
 }
@@ -56,6 +72,8 @@ public struct DecodeOptions: Equatable, Sendable {
     public var json = false
     /// Where to write raw RGBA8: a file for one input, a folder for several.
     public var rgbaOutput: String?
+    /// Keep the pixels in the file's own colour space (`--keep-color-profile`); by default they are sRGB.
+    public var keepColorProfile = false
 
     public init() {}
 }

@@ -26,7 +26,8 @@ struct DecodeCommand {
             return .failure
         }
         for file in files {
-            var report = Self.inspect(file: file, coders: coders) { image in
+            let decoding = ImageDecodingOptions(colorManagement: options.keepColorProfile ? .keepOriginal : .convertToSRGB)
+            var report = Self.inspect(file: file, coders: coders, options: decoding) { image in
                 guard let destination = rgbaTargets[file] else { return nil }
                 do {
                     try Data(image.pixels).write(to: destination)
@@ -45,7 +46,7 @@ struct DecodeCommand {
     }
 
     /// Reads and decodes one file. `afterDecode` may do more with the image and returns an error line or nil.
-    static func inspect(file: String, coders: ImageCodersManager,
+    static func inspect(file: String, coders: ImageCodersManager, options: ImageDecodingOptions = ImageDecodingOptions(),
                         afterDecode: (DecodedImage) -> String? = { _ in nil }) -> DecodeReport {
         var report = DecodeReport(file: file, format: .undefined)
         let data: Data
@@ -62,7 +63,7 @@ struct DecodeCommand {
         }
         let start = DispatchTime.now().uptimeNanoseconds
         do {
-            let image = try coders.decode(data)
+            let image = try coders.decode(data, options: options)
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
             report.format = image.format
             report.width = image.width
@@ -72,6 +73,7 @@ struct DecodeCommand {
             report.orientation = image.orientation
             report.decodeSeconds = elapsed
             report.isIncomplete = image.isIncomplete
+            report.color = DecodeReport.ColorReport(image)
             report.error = afterDecode(image)
         } catch let error as ImageDecodingError where error == .unsupportedFormat {
             report.error = report.format == .undefined

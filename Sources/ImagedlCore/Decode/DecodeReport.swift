@@ -16,10 +16,29 @@ struct DecodeReport {
     var isIncomplete = false
     /// One line naming what went wrong, nil on success.
     var error: String?
+    /// What colour management did.
+    var color: ColorReport?
+
+    /// `colorState` as text: "sRGB", "converted" or "not converted", with what it came from or why.
+    struct ColorReport {
+        let state: String
+        let detail: String?
+        let profileBytes: Int?
+
+        init(_ image: DecodedImage) {
+            switch image.colorState {
+            case .sRGB: (state, detail) = ("sRGB", nil)
+            case .convertedToSRGB(let from): (state, detail) = ("converted", from)
+            case .notConverted(let reason): (state, detail) = ("not converted", reason)
+            }
+            profileBytes = image.iccProfile?.count
+        }
+    }
 
     var succeeded: Bool { error == nil }
 
-    /// `{"file", "format", "width", "height", "frames", "orientation", "error"}` in that order; values that do
+    /// `{"file", "format", "width", "height", "frames", "orientation", "color", "color_detail",
+    /// "icc_profile_bytes", "error"}` in that order ("color": "sRGB", "converted" or "not converted"); values that do
     /// not apply are null (format is null when the content is not a known image format).
     var json: JSONValue {
         func optional(_ value: Int?) -> JSONValue { value.map(JSONValue.int) ?? .null }
@@ -30,6 +49,9 @@ struct DecodeReport {
             ("height", optional(height)),
             ("frames", optional(frames)),
             ("orientation", optional(orientation?.rawValue)),
+            ("color", color.map { .string($0.state) } ?? .null),
+            ("color_detail", color?.detail.map(JSONValue.string) ?? .null),
+            ("icc_profile_bytes", optional(color?.profileBytes)),
             ("error", error.map(JSONValue.string) ?? .null),
         ])
     }
@@ -48,6 +70,7 @@ struct DecodeReport {
         }
         if let orientation { parts.append("orientation \(orientation.rawValue) (\(orientation.name))") }
         if isIncomplete { parts.append("incomplete (data ends early)") }
+        if let color, color.state != "sRGB" { parts.append("colour \(color.state)" + (color.detail.map { " (\($0))" } ?? "")) }
         if let decodeSeconds { parts.append("decoded in \(Formatting.duration(decodeSeconds))") }
         return "\(file): " + parts.joined(separator: ", ")
     }

@@ -13,6 +13,10 @@ import Darwin
 /// `imagedl URL...`: downloads every URL with one `ImageDownloader`, shows progress, writes outputs and
 /// prints the summary. Ctrl-C cancels every download and exits 130.
 ///
+/// With `--input`, URLs are streamed: an `InputFeeder` hands them over as earlier ones finish (at most
+/// `inputWindow` in flight), each is reported when it ends and then forgotten, so memory stays flat over
+/// millions of lines; the summary is a total instead of a per-URL table.
+///
 /// Each URL is loaded into its own `PreviewPane` through the image-target API (`setImage(with:)`), which
 /// delivers partial and final images to the pane and the result to the completion.
 ///
@@ -23,16 +27,26 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private let options: DownloadOptions
     private let queue = DispatchQueue(label: "imagedl.download")
     private let done = DispatchSemaphore(value: 0)
-    private var records: [DownloadRecord] = []
+    /// Unfinished URLs by position; finished ones too unless streaming (`--input`).
+    private var records: [Int: DownloadRecord] = [:]
+    private var keepsFinishedRecords = true
     /// Kept here because the target registry holds panes weakly: a released pane cancels its download.
     private var panes: [Int: PreviewPane] = [:]
-    /// The last HTTP response seen per URL, including failed ones (a failure result carries no response).
+    /// The last HTTP response seen per URL in flight, including failed ones (a failure result carries no response).
     private var responses: [URL: HTTPURLResponse] = [:]
-    private var remaining = 0
+    private var downloadsPerURL: [URL: Int] = [:]
+    private let attemptObserver = AttemptObserver()
+    private var nextIndex = 0
+    private var inFlight = 0
+    /// The most URLs in flight at once (for tests of `--input`'s bound).
+    private(set) var peakInFlight = 0
+    private var inputEnded = false
+    private var failures = 0
+    private var feeder: InputFeeder?
     private var interrupted = false
     private var ended = false
     private var reporter: (any DownloadReporter)?
-    private var usedOutputNames: Set<String> = []
+    private var outputWriter: OutputFileWriter?
     private var signalSource: (any DispatchSourceSignal)?
 
     private let customReporter: (any DownloadReporter)?
@@ -61,6 +75,16 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
                 return .failure
             }
         }
+        outputWriter = options.outputDirectory.map { OutputFileWriter(folder: $0) }
+        var reader: URLLineReader?
+        if let input = options.inputFile {
+            do {
+                reader = try URLLineReader(path: input)
+            } catch {
+                Console.err("imagedl: --input: \(error.description)\n")
+                return .failure
+            }
+        }
         let downloader: ImageDownloader
         do {
             downloader = try makeDownloader()
@@ -70,35 +94,87 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         }
         installInterruptHandler()
         queue.sync {
-            records = options.urls.enumerated().map { DownloadRecord(index: $0.offset, url: $0.element) }
-            remaining = records.count
             let reporter = makeReporter()
             self.reporter = reporter
-            reporter.begin(records)
-            for record in records { start(record.index, with: downloader) }
-            if remaining == 0 { endRun() }
+            if options.inputFile != nil {
+                keepsFinishedRecords = false
+                reporter.begin([])
+                let feeder = InputFeeder(operands: options.urls, reader: reader, window: inputWindow, queue: queue) {
+                    [weak self, weak downloader] item in
+                    guard let self, let downloader else { return }
+                    self.received(item, downloader: downloader)
+                }
+                self.feeder = feeder
+                feeder.start()
+            } else {
+                let initial = options.urls.map(addRecord)
+                reporter.begin(initial)
+                for record in initial { start(record.index, with: downloader) }
+                inputEnded = true
+                if inFlight == 0 { endRun() }
+            }
         }
         done.wait()
+        feeder?.stop()
         downloader.invalidate(cancelPendingOperations: true)
         return queue.sync { () -> ExitCode in
             if interrupted { return .interrupted }
-            return records.allSatisfy { $0.state == .succeeded } ? .success : .failure
+            return failures == 0 ? .success : .failure
         }
     }
 
-    /// The records after `run()`, in command-line order.
-    var results: [DownloadRecord] { queue.sync { records } }
+    /// The records after `run()`, in command-line order (with `--input`: only those that never finished).
+    var results: [DownloadRecord] { queue.sync { records.values.sorted { $0.index < $1.index } } }
+
+    /// `--input`: how many URLs may be read ahead of those finished; enough to keep every connection busy.
+    var inputWindow: Int { max(16, options.concurrency * 4) }
+
+    // MARK: - Input (all on `queue`)
+
+    private func addRecord(_ url: URL) -> DownloadRecord {
+        let record = DownloadRecord(index: nextIndex, url: url)
+        nextIndex += 1
+        records[record.index] = record
+        return record
+    }
+
+    private func received(_ item: InputFeeder.Item, downloader: ImageDownloader) {
+        switch item {
+        case .url(let url):
+            guard !interrupted, !ended else { return }
+            start(addRecord(url).index, with: downloader)
+        case .invalid(let text, let line):
+            Console.err("imagedl: --input line \(line): '\(text)' is not an http:// or https:// URL\n")
+            failures += 1
+            feeder?.slotFreed()
+        case .failed(let why):
+            Console.err("imagedl: --input: \(why)\n")
+            failures += 1
+            inputEnded = true
+            if inFlight == 0 { endRun() }
+        case .end:
+            inputEnded = true
+            if inFlight == 0 { endRun() }
+        }
+    }
 
     // MARK: - Setup
 
-    private func makeDownloader() throws -> ImageDownloader {
+    func makeDownloader() throws -> ImageDownloader {
         var configuration = ImageDownloaderConfiguration()
         configuration.maxConcurrentDownloads = options.concurrency
         configuration.downloadTimeout = options.timeout
+        if options.retry > 0 {
+            configuration.retryPolicy = ImageDownloaderRetryPolicy(maximumAttempts: options.retry + 1)
+        }
         configuration.executionOrder = options.lifo ? .lifo : .fifo
         configuration.username = options.user
         configuration.password = options.password
         configuration.callbackQueue = queue
+        TransportOptions.apply(options, to: &configuration)
+        // Streaming keeps no decoded images: the memory cache charges only pixel bytes, so a million small
+        // images would hold hundreds of MB of entries it never purges (Docs/Benchmarks.md, imagedl --input).
+        if options.inputFile != nil { configuration.imageCache = nil }
         // Only the folder the user named: without --http-cache nothing is read from or written to disk.
         configuration.httpCache = options.httpCacheDirectory.map {
             HTTPImageCache(directory: URL(fileURLWithPath: $0, isDirectory: true))
@@ -113,6 +189,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private func makeReporter() -> any DownloadReporter {
         if let customReporter { return customReporter }
         if options.json { return JSONReporter() }
+        if options.inputFile != nil { return StreamingReporter(preview: options.preview) }
         if Terminal.stdoutIsTTY { return LiveReporter(preview: options.preview, queue: queue) }
         return PlainReporter(preview: options.preview)
     }
@@ -121,6 +198,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         var set: ImageDownloaderOptions = []
         if options.progressive { set.insert(.progressiveLoad) }
         if options.httpCacheDirectory != nil { set.insert(.useURLCache) }
+        if options.insecure { set.insert(.allowInvalidSSLCertificates) }
         return set
     }
 
@@ -144,7 +222,11 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     // MARK: - One download (all on `queue`)
 
     private func start(_ index: Int, with downloader: ImageDownloader) {
-        let url = records[index].url
+        guard let url = records[index]?.url else { return }
+        inFlight += 1
+        peakInFlight = max(peakInFlight, inFlight)
+        downloadsPerURL[url, default: 0] += 1
+        attemptObserver.track(url)
         let pane = PreviewPane(index: index, command: self, queue: queue)
         panes[index] = pane
         // Progress, partial images and the completion all arrive on `queue` (the pane's delivery queue);
@@ -157,37 +239,40 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
 
     /// `displayImage(_:)` of pane `index`: the placeholder (nil), a partial image, then the final image.
     func pane(_ index: Int, displays image: DecodedImage?) {
-        guard options.preview, records.indices.contains(index), !records[index].isFinished else { return }
-        records[index].image = image
-        reporter?.update(records[index])
+        guard options.preview, var record = records[index], !record.isFinished else { return }
+        record.image = image
+        records[index] = record
+        reporter?.update(record)
     }
 
     private func progressed(_ index: Int, received: Int, expected: Int) {
-        guard records.indices.contains(index), !records[index].isFinished else { return }
-        if records[index].state == .waiting {
-            records[index].state = .downloading
-            records[index].startedAt = Clock.now
+        guard var record = records[index], !record.isFinished else { return }
+        if record.state == .waiting {
+            record.state = .downloading
+            record.startedAt = Clock.now
         }
-        records[index].received = max(records[index].received, received)
-        records[index].expected = expected
-        reporter?.update(records[index])
+        record.received = max(record.received, received)
+        record.expected = expected
+        records[index] = record
+        reporter?.update(record)
     }
 
     private func completed(_ index: Int, result: Result<ImageTargetResult, any Error>) {
-        guard records.indices.contains(index), !records[index].isFinished else { return }
-        var record = records[index]
+        guard var record = records[index], !record.isFinished else { return }
         let now = Clock.now
         let cancelled = if case .failure(let error) = result { Self.isCancellation(error) } else { false }
         // A download cancelled while queued never started: its time stays "-".
         if record.startedAt == nil && !cancelled { record.startedAt = now }
         record.finishedAt = now
         panes[index] = nil
+        let observedAttempts = attemptObserver.finish(record.url)
         switch result {
         case .failure(let error):
             let response = responses[record.url]
             record.httpStatus = response?.statusCode
             record.state = cancelled ? .cancelled : .failed
             record.error = describe(error, mimeType: response?.mimeType)
+            record.attempts = observedAttempts ?? 0
         case .success(let loaded):
             let image = loaded.image
             record.httpStatus = (loaded.response ?? responses[record.url])?.statusCode
@@ -199,50 +284,42 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             record.bytes = loaded.data?.count
             record.image = options.preview ? image : nil
             record.cacheResult = Self.cacheResult(loaded)
-            if let failure = save(record: record, image: image, data: loaded.data) {
-                record.state = .failed
-                record.error = failure
-            } else if let folder = options.outputDirectory {
-                record.savedTo = folder
+            record.network = loaded.metrics.map(NetworkSummary.init)
+            record.attempts = record.cacheHit && loaded.metrics?.source != .revalidatedHTTPCache
+                ? 0 : loaded.metrics?.attemptCount ?? observedAttempts ?? 1
+            if var writer = outputWriter {
+                switch writer.save(image, data: loaded.data, for: record.url, asPNG: options.writePNG) {
+                case .success(let path): record.savedTo = path
+                case .failure(let failure):
+                    record.state = .failed
+                    record.error = failure.description
+                }
+                outputWriter = writer
             }
         }
         if record.received == 0, let bytes = record.bytes { record.received = bytes }
-        records[index] = record
+        if record.state != .succeeded { failures += 1 }
+        records[index] = keepsFinishedRecords ? record : nil
         reporter?.finished(record)
-        remaining -= 1
-        if remaining == 0 { endRun() }
+        downloadEnded(record.url)
     }
 
-    /// Writes the original bytes, or a PNG with `--png`; returns an error line, or nil.
-    private func save(record: DownloadRecord, image: DecodedImage, data: Data?) -> String? {
-        guard let folder = options.outputDirectory else { return nil }
-        let base = OutputNaming.baseName(for: record.url)
-        do {
-            let bytes: Data
-            let name: String
-            if options.writePNG {
-                bytes = try ImageCodersManager.shared.encode(image, format: .png)
-                name = OutputNaming.uniqueName(base: base, extension: "png", used: &usedOutputNames)
-            } else {
-                guard let data else { return "no data to write" }
-                bytes = data
-                name = OutputNaming.uniqueName(base: base, extension: image.format.fileExtension ?? "bin", used: &usedOutputNames)
-            }
-            let path = URL(fileURLWithPath: folder, isDirectory: true).appendingPathComponent(name)
-            try bytes.write(to: path)
-            return nil
-        } catch let error as ImageDecodingError where error == .unsupportedFormat {
-            return "cannot write PNG: no PNG encoder in this build"
-        } catch {
-            return "cannot write output: \(error.localizedDescription)"
-        }
+    /// Bookkeeping once a URL has been reported: its slot, its per-URL state, and the end of the run.
+    private func downloadEnded(_ url: URL) {
+        inFlight -= 1
+        let left = (downloadsPerURL[url] ?? 1) - 1
+        downloadsPerURL[url] = left > 0 ? left : nil
+        if left <= 0 { responses[url] = nil }
+        feeder?.slotFreed()
+        if inputEnded && inFlight == 0 { endRun() }
     }
 
     private func endRun() {
         guard !ended else { return }
         ended = true
         signalSource?.cancel()
-        reporter?.end(records, interrupted: interrupted)
+        feeder?.stop()
+        reporter?.end(records.values.sorted { $0.index < $1.index }, interrupted: interrupted)
         done.signal()
     }
 
@@ -263,8 +340,11 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             exit(ExitCode.interrupted.rawValue)
         }
         interrupted = true
+        inputEnded = true
+        feeder?.stop()
         // Each cancelled pane's completion reports `.cancelled`; downloads already finished have no pane.
         for pane in panes.values { pane.cancelImageDownload() }
+        if inFlight == 0 { endRun() }  // nothing to wait for (say, --input waiting on a silent pipe)
         // Cancelled downloads report back on this queue; do not wait for stragglers for long.
         queue.asyncAfter(deadline: .now() + 2) { [weak self] in self?.endRun() }
     }
@@ -295,8 +375,8 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             case .badImageData where mimeType.map({ !$0.lowercased().hasPrefix("image/") }) ?? false:
                 // The usual cause: an error or login page served with status 200.
                 return "not an image (the server sent \(mimeType ?? "?"))"
-            case .badImageData(let why) where why == ImageDecodingError.unsupportedFormat.description:
-                return "no decoder for \(mimeType ?? "this format") in this build"
+            case .decodingFailed(.unsupportedFormat):
+                return "no registered decoder for \(mimeType ?? "this format")"
             case .invalidDownloadStatusCode(let code):
                 return "HTTP \(code) \(HTTPURLResponse.localizedString(forStatusCode: code))"
             case .network(let urlError):

@@ -41,9 +41,14 @@ struct DownloadRecord: Sendable {
     /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
     var cacheHit: Bool { cacheResult != nil }
     var cacheResult: CacheResult?
+    /// What the transport measured (`--json`'s "network"; nil for a failure or a memory-cache hit).
+    var network: NetworkSummary?
     var error: String?
-    /// Where `--output` wrote the result.
+    /// The exact file `--output` wrote: the folder as given, joined with the file's name.
     var savedTo: String?
+    /// Requests made for this URL (`metrics.attemptCount`; more than 1 only with `--retry`); 0 when it was served
+    /// from the memory or HTTP cache without a request, or failed before any request.
+    var attempts: Int?
     /// The newest partial image (progressive) or the final one, for `--preview`.
     var image: DecodedImage?
 
@@ -77,6 +82,8 @@ struct DownloadRecord: Sendable {
             ("seconds", .double(elapsed(now: finishedAt ?? 0))),
             ("cache_hit", .bool(cacheHit)),
             ("cache", cacheResult.map { .string($0.rawValue) } ?? .null),
+            ("attempts", optional(attempts)),
+            ("network", network?.json ?? .null),
             ("file", savedTo.map(JSONValue.string) ?? .null),
             ("error", error.map(JSONValue.string) ?? .null),
         ])

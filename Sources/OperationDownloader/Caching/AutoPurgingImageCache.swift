@@ -8,6 +8,10 @@ import Decoding
 /// above `memoryCapacity`, the least recently accessed images are removed until usage is at most
 /// `preferredMemoryUsageAfterPurge`. Every access, reads included (they refresh the access order), happens
 /// under one lock, which avoids AFNetworking's LRU races between concurrent reads and purges.
+///
+/// Pixel bytes alone do not bound a crawler's cache: a 1×1 image costs 4 bytes but its entry about 500 more
+/// (key, bookkeeping, the image value). `countLimit` (SDWebImage's `maxMemoryCount`) caps the number of images
+/// too; past it, the least recently used go until a quarter of the limit is free.
 public final class AutoPurgingImageCache: ImageRequestCache, @unchecked Sendable {  // `lock` guards `entries`, `usage`, `clock`
     private struct Entry {
         var image: DecodedImage
@@ -20,16 +24,23 @@ public final class AutoPurgingImageCache: ImageRequestCache, @unchecked Sendable
     /// Bytes of pixels a purge goes down to.
     public let preferredMemoryUsageAfterPurge: UInt64
 
+    /// Images above which a purge happens, whatever their bytes.
+    public let countLimit: Int
+
     private let lock = NSLock()
     private var entries: [String: Entry] = [:]
     private var usage: UInt64 = 0
     /// A counter rather than a date: strictly increasing, so the access order has no ties.
     private var clock: UInt64 = 0
 
-    /// `preferredMemoryUsageAfterPurge` is clamped to `memoryCapacity`.
-    public init(memoryCapacity: UInt64 = 100 * 1024 * 1024, preferredMemoryUsageAfterPurge: UInt64 = 60 * 1024 * 1024) {
+    /// `preferredMemoryUsageAfterPurge` is clamped to `memoryCapacity`; `countLimit` to at least 1.
+    public init(
+        memoryCapacity: UInt64 = 100 * 1024 * 1024, preferredMemoryUsageAfterPurge: UInt64 = 60 * 1024 * 1024,
+        countLimit: Int = 50_000
+    ) {
         self.memoryCapacity = memoryCapacity
         self.preferredMemoryUsageAfterPurge = min(preferredMemoryUsageAfterPurge, memoryCapacity)
+        self.countLimit = max(1, countLimit)
     }
 
     /// Bytes of pixels currently held.
@@ -45,15 +56,17 @@ public final class AutoPurgingImageCache: ImageRequestCache, @unchecked Sendable
             if let old = entries[identifier] { usage -= old.cost }
             entries[identifier] = Entry(image: image, cost: cost, lastAccess: clock)
             usage += cost
-            if usage > memoryCapacity { purge() }
+            if usage > memoryCapacity || entries.count > countLimit { purge() }
         }
     }
 
-    /// Under `lock`: drops least recently used images until usage is at most the preferred size.
+    /// Under `lock`: drops least recently used images until usage is at most the preferred size and the count
+    /// at most three quarters of `countLimit` (a purge sorts every entry: it must not run on every insertion).
     private func purge() {
+        let preferredCount = countLimit - countLimit / 4
         let oldestFirst = entries.sorted { $0.value.lastAccess < $1.value.lastAccess }
         for (identifier, entry) in oldestFirst {
-            if usage <= preferredMemoryUsageAfterPurge { break }
+            if usage <= preferredMemoryUsageAfterPurge && entries.count <= preferredCount { break }
             entries[identifier] = nil
             usage -= entry.cost
         }

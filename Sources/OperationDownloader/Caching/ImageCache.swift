@@ -48,9 +48,12 @@ extension ImageRequestCache {
     }
 }
 
-/// The memory-cache key: absolute URL, then the additional identifier if any (AFNetworking's rule).
+/// The memory-cache key: the absolute URL, then U+001F and the additional identifier if any. An absolute URL
+/// never contains U+001F, so the two parts never run together (AFNetworking's plain concatenation made
+/// ".../a" + "b" the key of ".../ab"). The downloader's additional identifier carries the caller's cache
+/// identifier and its variant (thumbnail size, scale, transformer...; see `ImageVariant`).
 public func imageCacheKey(for request: URLRequest, additionalIdentifier: String?) -> String? {
     guard let url = request.url?.absoluteString else { return nil }
     guard let extra = additionalIdentifier, !extra.isEmpty else { return url }
-    return url + extra
+    return url + "\u{1F}" + extra
 }

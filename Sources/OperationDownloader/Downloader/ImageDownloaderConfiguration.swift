@@ -19,11 +19,16 @@ public struct ImageDownloaderConfiguration {
     public var maxConcurrentDownloads: Int = 6
     /// The idle timeout (SDWebImage's meaning): a download fails with `.network(URLError(.timedOut))` when no
     /// byte arrived for this many seconds. 0 or less means 15 s. Decoding never counts against it.
-    public var downloadTimeout: TimeInterval = 15
+    public var downloadTimeout: TimeInterval = DownloadSettings.defaultIdleTimeout
     /// An optional cap on the whole transfer of one attempt (network only: decoding never counts); nil = none.
+    /// Fails with `.network(URLError(.timedOut))`.
     public var maximumDownloadDuration: TimeInterval?
     /// Which engine carries the HTTP exchanges (default `.urlSession`; see `ImageDownloaderTransport`).
     public var transport: ImageDownloaderTransport = .urlSession
+    /// Certificate verification for the curl transport: a CA file, pinned keys (URLSession ignores it).
+    public var tls: ImageDownloaderTLSConfiguration = .systemDefault
+    /// The proxy for the curl transport: the environment (default), none, or a URL (URLSession ignores it).
+    public var proxy: ImageDownloaderProxyConfiguration = .environment
     /// When failed downloads are tried again (default `.never`); the context can override it per request.
     public var retryPolicy: ImageDownloaderRetryPolicy = .never
     /// Report progress only after this fraction (0...1) of the expected size arrived since the last report
@@ -57,9 +62,13 @@ public struct ImageDownloaderConfiguration {
     public var httpCache: HTTPImageCache? = HTTPImageCache.shared
     /// Bodies larger than this fail with `.responseTooLarge` (checked against the announced length and
     /// while receiving). Default 256 MiB.
-    public var maximumResponseSize: Int = 256 * 1024 * 1024
+    public var maximumResponseSize: Int = DownloadSettings.defaultMaximumResponseSize
     /// At most one partial image per this many seconds for `.progressiveLoad`. Default 0.1 s.
-    public var progressiveDecodingInterval: TimeInterval = 0.1
+    public var progressiveDecodingInterval: TimeInterval = DownloadSettings.defaultProgressiveDecodingInterval
+    /// Deliver an image whose data ended early (a truncated file the decoder could partly decode) marked
+    /// `isIncomplete = true`, instead of failing with `.badImageData` (the default, as SDWebImage and Nuke do).
+    /// Such an image is never memory-cached. The context can override it per caller.
+    public var allowsIncompleteImages = false
     /// Images whose header declares more pixels fail before any pixel memory is allocated.
     public var maximumPixelCount: Int = ImageDecodingOptions.defaultMaximumPixelCount
     /// The coders to decode with.

@@ -1,5 +1,8 @@
 import Foundation
 import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Per-request overrides of the downloader's settings. `nil` fields take the downloader's value.
 ///
@@ -12,9 +15,10 @@ public struct ImageDownloaderContext: Sendable {
     public var responseModifier: (any ImageDownloaderResponseModifier)?
     /// Replaces the downloader's decryptor for this request.
     public var decryptor: (any ImageDownloaderDecryptor)?
-    /// Decode into at most this many pixels (aspect kept).
+    /// Decode into at most this many pixels (aspect kept). Part of this caller's variant: callers of one URL
+    /// with different sizes share the transfer, each gets its own decode and memory-cache entry.
     public var thumbnailPixelSize: CGSize?
-    /// The scale written into the image, instead of the one from "@2x"/"@3x" in the URL.
+    /// The scale written into the image, instead of the one from "@2x"/"@3x" in the URL (part of the variant).
     public var imageScaleFactor: Double?
     /// Where this caller's progress and completion run (and, for the caller that creates the operation,
     /// its notifications).
@@ -26,8 +30,12 @@ public struct ImageDownloaderContext: Sendable {
     public var codersManager: ImageCodersManager?
     /// Overrides `ImageDownloaderConfiguration.maximumResponseSize`.
     public var maximumResponseSize: Int?
-    /// Overrides `ImageDownloaderConfiguration.downloadTimeout` (seconds, whole download).
+    /// Overrides `ImageDownloaderConfiguration.downloadTimeout` (the idle timeout, seconds; 0 or less: 15 s).
     public var downloadTimeout: TimeInterval?
+    /// Overrides `ImageDownloaderConfiguration.maximumDownloadDuration` (the cap on one whole transfer).
+    public var maximumDownloadDuration: TimeInterval?
+    /// Overrides `ImageDownloaderConfiguration.allowsIncompleteImages` for this caller.
+    public var allowsIncompleteImages: Bool?
     /// Overrides `ImageDownloaderConfiguration.progressiveDecodingInterval`.
     public var progressiveDecodingInterval: TimeInterval?
     /// Overrides `ImageDownloaderConfiguration.maximumPixelCount`.
@@ -37,12 +45,23 @@ public struct ImageDownloaderContext: Sendable {
     /// Overrides `ImageDownloaderConfiguration.postsNotifications` (`nil` on an operation made without a
     /// downloader: notifications are posted).
     public var postsNotifications: Bool?
-    /// Transforms the decoded image for this caller (resize, crop, ...); its `key` is part of the memory-cache
-    /// key. Callers with different transformers still share one network request.
+    /// Transforms the decoded image for this caller (resize, crop, ...), partial images included; its `key` is
+    /// part of the memory-cache key. Callers with different transformers still share one network request; a
+    /// transformer that throws fails this caller alone, with its error, and nothing is cached.
     public var transformer: (any ImageTransformer)?
     /// Overrides `ImageDownloaderConfiguration.retryPolicy` for this request.
     public var retryPolicy: ImageDownloaderRetryPolicy?
-    /// Set by the downloader: starts background revalidations for stale-while-revalidate (HTTP cache).
+
+    // Filled in by the downloader for the operations it makes (any operation class gets them through `init`).
+
+    /// The downloader's transport, timer and memory cache (nil: an operation used on its own). One reference,
+    /// so copies of the context stay cheap.
+    var downloader: DownloaderResources?
+    /// The request the images are memory-cached for (the caller's, before the request modifier).
+    var memoryCacheRequest: URLRequest?
+    /// The caller's variant, when the downloader already computed it from this context.
+    var variant: ImageVariant?
+    /// Starts background revalidations for stale-while-revalidate (HTTP cache); set only with an HTTP cache.
     var httpCacheRevalidator: HTTPCacheRevalidator?
 
     public init(
@@ -61,7 +80,9 @@ public struct ImageDownloaderContext: Sendable {
         httpCache: HTTPImageCache? = nil,
         postsNotifications: Bool? = nil,
         transformer: (any ImageTransformer)? = nil,
-        retryPolicy: ImageDownloaderRetryPolicy? = nil
+        retryPolicy: ImageDownloaderRetryPolicy? = nil,
+        maximumDownloadDuration: TimeInterval? = nil,
+        allowsIncompleteImages: Bool? = nil
     ) {
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
@@ -79,5 +100,24 @@ public struct ImageDownloaderContext: Sendable {
         self.postsNotifications = postsNotifications
         self.transformer = transformer
         self.retryPolicy = retryPolicy
+        self.maximumDownloadDuration = maximumDownloadDuration
+        self.allowsIncompleteImages = allowsIncompleteImages
+    }
+}
+
+/// What a downloader hands every operation it makes, besides settings.
+final class DownloaderResources: Sendable {
+    /// The transport the downloader carries its transfers on.
+    let transport: any DownloadTransport
+    /// The timer behind the timeouts.
+    let deadlineMonitor: DeadlineMonitor
+    /// The memory cache the operation writes each variant's image to before answering; nil when the downloader
+    /// has none, or its operation class is not this package's (then completion wrappers write it).
+    let memoryCache: (any ImageRequestCache)?
+
+    init(transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor, memoryCache: (any ImageRequestCache)?) {
+        self.transport = transport
+        self.deadlineMonitor = deadlineMonitor
+        self.memoryCache = memoryCache
     }
 }

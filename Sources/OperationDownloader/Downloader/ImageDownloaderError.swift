@@ -1,14 +1,21 @@
 import Foundation
+import Decoding
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// Why a download did not produce an image. Every completion handler receives one of these as its error.
 public enum ImageDownloaderError: Error, Sendable {
-    /// The URL was nil, or not an http(s)/data URL the session can load.
+    /// The URL was nil, or not an http(s)/data URL the transport can load (also when a request modifier
+    /// returned a request without one).
     case invalidURL
-    /// The body was empty, not an image, or decoded to zero pixels; the message says which.
+    /// The body was empty, not an image (HTML, JSON, text, zeros: detected from its first bytes, and the
+    /// transfer cancelled), truncated, decoded to zero pixels, or the decryptor returned nothing; the message
+    /// says which.
     case badImageData(String)
+    /// The decoder threw: its typed cause (a corrupt file, too many pixels, a format no registered coder
+    /// decodes...). A codec library missing from the system is `.unsupportedOnPlatform` instead.
+    case decodingFailed(ImageDecodingError)
     /// `.ignoreCachedResponse` was set and the server sent the bytes already cached.
     case cacheNotModified
     /// HTTP 304 Not Modified.
@@ -25,7 +32,9 @@ public enum ImageDownloaderError: Error, Sendable {
     case responseTooLarge(Int)
     /// This caller cancelled (its token, `cancelAllDownloads`, or `invalidate`).
     case cancelled
-    /// The request needs something this platform cannot do (for example accepting an invalid certificate on Linux).
+    /// The request needs something this platform cannot do: accepting an invalid certificate or loading an IPv6
+    /// literal host with URLSession on Linux, a codec library that is not installed (the message names it), a
+    /// transport that cannot be loaded.
     case unsupportedOnPlatform(String)
     /// A transport failure: timeout, reset, refused connection, too many redirects...
     case network(URLError)
@@ -36,6 +45,7 @@ extension ImageDownloaderError: CustomStringConvertible {
         switch self {
         case .invalidURL: return "invalid URL"
         case .badImageData(let why): return "bad image data: \(why)"
+        case .decodingFailed(let cause): return "cannot decode the image: \(cause)"
         case .cacheNotModified: return "downloaded data equals the cached data"
         case .notModified: return "HTTP 304 not modified"
         case .invalidDownloadOperation: return "the download operation could not be created"

@@ -1,18 +1,34 @@
 import Foundation
 import Decoding
 
-/// One caller of an operation: its handlers, the queue they run on, and whether it was cancelled.
-/// The record itself is the caller's cancel token (`addHandlers` returns it).
-final class CallbackRecord: @unchecked Sendable {  // handlers and queue are immutable; `cancelled` is a lock-guarded flag
+/// One caller of an operation: its handlers, the queue they run on, what it wants made of the bytes (its
+/// variant), and whether it was cancelled. The record itself is the caller's cancel token (`addHandlers`
+/// returns it).
+final class CallbackRecord: @unchecked Sendable {  // everything is immutable except `cancelled`, a lock-guarded flag
     let progress: ImageDownloaderProgressHandler?
     let completed: ImageDownloaderCompletedHandler?
     let queue: DispatchQueue
+    /// How this caller's image is decoded and transformed (SPEC §10).
+    let variant: ImageVariant
+    let transformer: (any ImageTransformer)?
+    /// Deliver a truncated image marked `isIncomplete` instead of failing with `.badImageData`.
+    let allowsIncompleteImages: Bool
+    /// The additional identifier of this caller's memory-cache entry (cache identifier and variant).
+    let memoryCacheIdentifier: String?
     private let cancelled = OnceFlag()
 
-    init(progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, queue: DispatchQueue) {
+    init(
+        progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, queue: DispatchQueue,
+        variant: ImageVariant, transformer: (any ImageTransformer)?, allowsIncompleteImages: Bool,
+        memoryCacheIdentifier: String?
+    ) {
         self.progress = progress
         self.completed = completed
         self.queue = queue
+        self.variant = variant
+        self.transformer = transformer
+        self.allowsIncompleteImages = allowsIncompleteImages
+        self.memoryCacheIdentifier = memoryCacheIdentifier
     }
 
     /// Set when the caller's token was cancelled: progress and partial images queued before then are dropped.
@@ -47,8 +63,9 @@ final class CallbackRecord: @unchecked Sendable {  // handlers and queue are imm
 /// critical section, so no caller can join an operation that is about to be cancelled.
 final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrier writes) guards `records` and `closed`
     private let queue = DispatchQueue(label: "OperationDownloader.CallbackStore", attributes: .concurrent)
-    private var records: [CallbackRecord] = []
-    private var closed = false
+    // Only touched on `queue` (reads in `sync`, writes in barriers): no dynamic exclusivity check needed.
+    @exclusivity(unchecked) private var records: [CallbackRecord] = []
+    @exclusivity(unchecked) private var closed = false
 
     /// Adds a caller; false when the store is closed (the operation finished, was cancelled, or lost its last caller).
     func add(_ record: CallbackRecord) -> Bool {

@@ -1,115 +1,197 @@
 import Foundation
 import Decoding
 
-/// Feeds ONE incremental decoder with the bytes of a download as they arrive, on the operation's serial
-/// coder queue, so the session's delegate queue never decodes.
+/// Feeds incremental decoders with the bytes of a download as they arrive, on the operation's serial coder
+/// queue, so the transport's thread never decodes: ONE decoder per distinct decoding variant
+/// (`ImageVariant.Decoding`) among the callers, at most `maximumStreams` of them (full-size canvases are what
+/// memory is made of; further variants are decoded once, at the end).
 ///
-/// At most one drain is queued at a time (bytes arriving meanwhile are batched into it), the decoder only
-/// ever receives new bytes (never a re-decode from byte 0), and a partial image is produced at most once per
-/// `interval`. `finish` appends what is left with `isFinal: true` and returns the complete image.
-final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pending`/`drainQueued`; the rest is touched only on `queue`
-    /// How many bytes may accumulate before any coder recognises them; past that, progressive decoding gives
-    /// up and the final image comes from a one-shot decode.
+/// At most one drain is queued at a time (bytes arriving meanwhile are batched into it), each decoder only
+/// ever receives new bytes (never a re-decode from byte 0), and each produces a partial image at most once per
+/// `interval`. A decoder added while bytes are arriving (a caller with another variant joined) starts from the
+/// bytes received so far. `finish` appends what is left with `isFinal: true` and returns each final image.
+final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pending*`/`drainQueued`/`keys`; the rest is touched only on `queue`
+    /// How many bytes may accumulate before any coder recognises them; past that, a decoder gives up and the
+    /// final image comes from a one-shot decode.
     static let maximumSniffBytes = 64 * 1024
+    /// Incremental decoders per download.
+    static let maximumStreams = 4
+
+    typealias Deliver = @Sendable (DecodedImage, ImageVariant.Decoding) -> Void
 
     private let queue: DispatchQueue
     private let manager: ImageCodersManager
-    private let options: ImageDecodingOptions
     private let interval: TimeInterval
+    private let deliver: Deliver
     private let lock = NSLock()
-    private var pending: [Data] = []
+    private var pendingChunks: [(offset: Int, data: Data)] = []
+    private var pendingStreams: [Stream] = []
     private var drainQueued = false
+    private var keys: Set<ImageVariant.Decoding> = []
 
     // Coder-queue state.
-    private var decoder: (any IncrementalImageDecoder)?
-    private var sniffed = Data()
-    private var failed = false
-    private var lastPartial: DispatchTime?
-    private var bytesSincePartial = 0
+    private var streams: [Stream] = []
 
-    init(queue: DispatchQueue, manager: ImageCodersManager, options: ImageDecodingOptions, interval: TimeInterval) {
+    init(queue: DispatchQueue, manager: ImageCodersManager, interval: TimeInterval, deliver: @escaping Deliver) {
         self.queue = queue
         self.manager = manager
-        self.options = options
         self.interval = max(0, interval)
+        self.deliver = deliver
     }
 
-    /// Queues `delta` (new bytes only); `deliver` receives partial images on the coder queue.
-    func feed(_ delta: Data, deliver: @escaping @Sendable (DecodedImage) -> Void) {
+    /// Adds a decoder for `key` unless there is one (or `maximumStreams` already): `received` are the body's
+    /// bytes so far, and every chunk fed later must start at `received.count` or before (chunks are
+    /// deduplicated by offset). Call it under the lock that orders the operation's chunks, so no chunk fed
+    /// after `received` was taken can reach the queue before this stream.
+    func addStream(for key: ImageVariant.Decoding, options: ImageDecodingOptions, received: Data) {
+        let stream = Stream(key: key, options: options, prefix: received)
         let schedule: Bool = lock.withLock {
-            pending.append(delta)
-            if drainQueued { return false }
-            drainQueued = true
-            return true
+            guard !keys.contains(key), keys.count < Self.maximumStreams else { return false }
+            keys.insert(key)
+            pendingStreams.append(stream)
+            return takeDrainSlot()
         }
-        guard schedule else { return }
-        queue.async { self.drain(deliver: deliver) }
+        if schedule { queue.async { self.drain() } }
     }
 
-    /// On the coder queue: appends the rest with `isFinal: true`. Returns the complete image, an error,
-    /// or nil when no incremental decoder could be used (the caller then decodes the whole data at once).
-    func finish() -> Result<DecodedImage, any Error>? {
+    /// Queues `delta` (new bytes only), which starts at byte `offset` of the body.
+    func feed(_ delta: Data, at offset: Int) {
+        let schedule: Bool = lock.withLock {
+            pendingChunks.append((offset, delta))
+            return takeDrainSlot()
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// Under `lock`: whether the caller must queue a drain.
+    private func takeDrainSlot() -> Bool {
+        if drainQueued { return false }
+        drainQueued = true
+        return true
+    }
+
+    /// On the coder queue: appends the rest with `isFinal: true`. Returns the outcome of every decoder that
+    /// got far enough; variants missing from it are decoded in one shot by the caller.
+    func finish() -> [ImageVariant.Decoding: Result<DecodedImage, any Error>] {
         dispatchPrecondition(condition: .onQueue(queue))
-        let rest = takePending()
-        guard !failed else { return nil }
-        for chunk in rest { append(chunk) }
-        guard let decoder, !failed else { return nil }
-        do {
-            try decoder.append(Data(), isFinal: true)
-            guard let image = decoder.currentImage() else { return .failure(ImageDecodingError.truncated) }
-            return .success(image)
-        } catch {
-            return .failure(error)
+        absorbPending()
+        var outcomes: [ImageVariant.Decoding: Result<DecodedImage, any Error>] = [:]
+        for stream in streams {
+            if let outcome = stream.finish() { outcomes[stream.key] = outcome }
+        }
+        streams = []
+        return outcomes
+    }
+
+    /// On the coder queue: moves pending streams and chunks into the decoders.
+    private func absorbPending() {
+        let (newStreams, chunks): ([Stream], [(offset: Int, data: Data)]) = lock.withLock {
+            defer {
+                pendingStreams = []
+                pendingChunks = []
+                drainQueued = false
+            }
+            return (pendingStreams, pendingChunks)
+        }
+        for stream in newStreams {
+            stream.start(manager: manager)
+            streams.append(stream)
+        }
+        for chunk in chunks {
+            for stream in streams { stream.append(chunk.data, at: chunk.offset, manager: manager) }
         }
     }
 
-    private func takePending() -> [Data] {
-        lock.withLock {
-            let chunks = pending
-            pending = []
-            drainQueued = false
-            return chunks
+    private func drain() {
+        absorbPending()
+        let now = DispatchTime.now().uptimeNanoseconds
+        for stream in streams {
+            if let image = stream.partialImage(now: now, interval: interval) { deliver(image, stream.key) }
         }
     }
 
-    private func drain(deliver: @Sendable (DecodedImage) -> Void) {
-        let chunks = takePending()
-        guard !failed else { return }
-        for chunk in chunks { append(chunk) }
-        guard let decoder, !failed, bytesSincePartial > 0 else { return }
-        let now = DispatchTime.now()
-        if let last = lastPartial, now.uptimeNanoseconds &- last.uptimeNanoseconds < UInt64(interval * 1e9) { return }
-        guard let image = decoder.currentImage(), image.isIncomplete, image.width > 0, image.height > 0 else { return }
-        lastPartial = now
-        bytesSincePartial = 0
-        deliver(image)
-    }
+    /// One incremental decoder and how far it got. Used on the coder queue only.
+    private final class Stream: @unchecked Sendable {  // touched only on the coder queue (created under the owner's lock, then handed over)
+        let key: ImageVariant.Decoding
+        let options: ImageDecodingOptions
+        private var prefix: Data
+        private var decoder: (any IncrementalImageDecoder)?
+        private var sniffed = Data()
+        private var failed = false
+        /// Body bytes consumed (fed, or held in `sniffed`).
+        private var consumed = 0
+        private var lastPartial: UInt64?
+        private var bytesSincePartial = 0
 
-    /// Appends one chunk, choosing the decoder once enough of a prefix has arrived.
-    private func append(_ chunk: Data) {
-        if decoder == nil {
-            sniffed.append(chunk)
+        init(key: ImageVariant.Decoding, options: ImageDecodingOptions, prefix: Data) {
+            self.key = key
+            self.options = options
+            self.prefix = prefix
+        }
+
+        func start(manager: ImageCodersManager) {
+            let bytes = prefix
+            prefix = Data()
+            if !bytes.isEmpty { append(bytes, at: 0, manager: manager) }
+        }
+
+        /// Appends the part of `chunk` (starting at body byte `offset`) this decoder has not seen.
+        func append(_ chunk: Data, at offset: Int, manager: ImageCodersManager) {
+            guard !failed else { return }
+            let end = offset + chunk.count
+            guard end > consumed else { return }
+            let fresh = offset >= consumed ? chunk : chunk.suffix(end - consumed)
+            consumed = end
+            if let decoder {
+                feed(decoder, fresh)
+                return
+            }
+            sniffed.append(fresh)
             guard let made = manager.incrementalDecoder(for: sniffed, options: options) else {
-                if sniffed.count > Self.maximumSniffBytes { failed = true; sniffed = Data() }
+                if sniffed.count > ProgressiveDecoding.maximumSniffBytes {
+                    failed = true
+                    sniffed = Data()
+                }
                 return
             }
             decoder = made
-            let prefix = sniffed
+            let bytes = sniffed
             sniffed = Data()
-            feedDecoder(made, prefix)
-        } else if let decoder {
-            feedDecoder(decoder, chunk)
+            feed(made, bytes)
         }
-    }
 
-    private func feedDecoder(_ decoder: any IncrementalImageDecoder, _ bytes: Data) {
-        do {
-            try decoder.append(bytes, isFinal: false)
-            bytesSincePartial += bytes.count
-        } catch {
-            // The one-shot decode at the end reports the error the user sees.
-            failed = true
+        private func feed(_ decoder: any IncrementalImageDecoder, _ bytes: Data) {
+            do {
+                try decoder.append(bytes, isFinal: false)
+                bytesSincePartial += bytes.count
+            } catch {
+                // The one-shot decode at the end reports the error the user sees.
+                failed = true
+                self.decoder = nil
+            }
+        }
+
+        func partialImage(now: UInt64, interval: TimeInterval) -> DecodedImage? {
+            guard let decoder, !failed, bytesSincePartial > 0 else { return nil }
+            if let last = lastPartial, now &- last < UInt64(interval * 1e9) { return nil }
+            guard var image = decoder.currentImage(), image.isIncomplete, image.width > 0, image.height > 0 else { return nil }
+            lastPartial = now
+            bytesSincePartial = 0
+            image.scale = options.scaleFactor
+            return image
+        }
+
+        /// The final outcome, or nil when this decoder never started (the caller decodes in one shot).
+        func finish() -> Result<DecodedImage, any Error>? {
+            guard let decoder, !failed else { return nil }
             self.decoder = nil
+            do {
+                try decoder.append(Data(), isFinal: true)
+                guard let image = decoder.currentImage() else { return .failure(ImageDecodingError.truncated) }
+                return .success(image)
+            } catch {
+                return .failure(error)
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ import Foundation
 let fuzzPixelLimit = 4_000_000
 
 enum FuzzTarget: String, CaseIterable {
-    case png, gif, bmp, ico, jpeg, webp, tiff, heif, exif, sniff, any
+    case png, gif, bmp, ico, jpeg, webp, tiff, heif, exif, sniff, any, icc
 
     var coder: (any ImageCoder)? {
         switch self {
@@ -19,7 +19,7 @@ enum FuzzTarget: String, CaseIterable {
         case .webp: return WebPCoder()
         case .tiff: return TIFFCoder()
         case .heif: return HEIFCoder()
-        case .exif, .sniff, .any: return nil
+        case .exif, .sniff, .any, .icc: return nil
         }
     }
 }
@@ -36,6 +36,8 @@ func fuzzOptions(_ hash: UInt64) -> ImageDecodingOptions {
     options.maximumPixelCount = fuzzPixelLimit
     options.decodeFirstFrameOnly = hash & 1 != 0
     if hash & 6 == 2 { options.thumbnailPixelSize = CGSize(width: 17, height: 13) }
+    // Shrink-on-load to a tiny box: JPEGs of 64 px and more go through the DC-only 1/8 path.
+    if hash & 6 == 4 { options.thumbnailPixelSize = CGSize(width: 8, height: 8); options.shrinkOnLoad = .fit }
     return options
 }
 
@@ -65,6 +67,8 @@ func fuzzOne(_ data: Data, hash: UInt64, target: FuzzTarget) {
         _ = EXIFOrientation.parse(data)
     case .sniff:
         _ = ImageFormat(sniffing: data)
+    case .icc:
+        fuzzICCProfile(data, hash: hash)
     case .any:
         let manager = ImageCodersManager.shared
         _ = try? manager.decode(data, options: options)
@@ -76,4 +80,14 @@ func fuzzOne(_ data: Data, hash: UInt64, target: FuzzTarget) {
             fuzzIncremental(progressive.makeIncrementalDecoder(options: options), data, hash)
         }
     }
+}
+
+/// A hostile ICC profile on a small RGBA image: lcms2 must either convert or refuse, and the image must come
+/// back the same size, with a reason when it is left unconverted. A violation traps: that is a finding.
+func fuzzICCProfile(_ data: Data, hash: UInt64) {
+    let pixels = (0..<(16 * 8 * 4)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ Int(hash & 0xFF)) }
+    var image = DecodedImage(width: 16, height: 8, pixels: pixels, format: .png, iccProfile: data)
+    ColorManagement.convertToSRGB(&image)
+    precondition(image.pixels.count == pixels.count, "colour management changed the pixel count")
+    if case .notConverted(let reason) = image.colorState { precondition(!reason.isEmpty, "no reason given") }
 }

@@ -77,12 +77,14 @@ func drain(_ queue: DispatchQueue) async {
 /// A fresh tag for the fixture server's log.
 func newTag() -> String { UUID().uuidString }
 
-/// A downloader for one test: its own callback queue (serial, so callback order is observable).
+/// A downloader for one test: its own callback queue (serial, so callback order is observable), on `transport`
+/// (end-to-end tests take it as an argument from `TestTransports.all`).
 func makeDownloader(
-    _ adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in }
+    _ transport: ImageDownloaderTransport = .urlSession, _ adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in }
 ) -> (ImageDownloader, DispatchQueue) {
     let queue = DispatchQueue(label: "test.callbacks")
     var configuration = ImageDownloaderConfiguration()
+    configuration.transport = transport
     configuration.callbackQueue = queue
     // The real PNG coder when it is registered; the test double otherwise.
     configuration.codersManager = TestCoders.hasRealPNG ? .shared : TestCoders.manager
@@ -97,6 +99,7 @@ extension ImageDownloaderError {
         switch self {
         case .invalidURL: return "invalidURL"
         case .badImageData: return "badImageData"
+        case .decodingFailed: return "decodingFailed"
         case .cacheNotModified: return "cacheNotModified"
         case .notModified: return "notModified"
         case .invalidDownloadOperation: return "invalidDownloadOperation"

@@ -23,6 +23,8 @@ struct LoggedRequest: Decodable, Sendable {
     let bytesSent: Int?
     /// True when the response ended early: the client went away, or a reset/stall/garbage endpoint broke it.
     let aborted: Bool?
+    /// The client's TCP port: requests with equal ports came over one connection.
+    let peerPort: Int?
 }
 
 /// Request count and peak concurrency for one tag (`GET /_stats?tag=`).

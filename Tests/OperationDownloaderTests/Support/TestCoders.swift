@@ -34,6 +34,12 @@ enum TestCoders {
         return ImageCodersManager.shared.coders.contains { $0.canDecode(data) }
     }
 
+    /// The shared manager's coder for the fixture `name` (the real PNG or JPEG coder), to wrap in a test coder.
+    static func sharedCoder(decoding name: String) -> (any ImageCoder)? {
+        guard let data = try? Data(contentsOf: fixtureFile(name)) else { return nil }
+        return ImageCodersManager.shared.coders.last { $0.canDecode(data) }
+    }
+
     static func fixtureFile(_ name: String) -> URL {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

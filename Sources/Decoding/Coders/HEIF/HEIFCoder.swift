@@ -42,7 +42,29 @@ public struct HEIFCoder: ImageCoder {
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
         let lib = try LibHeif.loadForDecoding(soname)
         let format = ImageFormat(sniffing: data)
-        return try data.withUnsafeBytes { bytes -> DecodedImage in
+        do {
+            return try decode(data, lib: lib, format: format, options: options)
+        } catch ImageDecodingError.unsupportedFormat where format == .avif {
+            // An AVIF image sequence ("avis") whose ftyp lists no still-image brand: libheif (before 1.19) refuses
+            // the file type even when a primary image is there. Its brands, rewritten in place (same size, so no
+            // offset moves), let libheif decode that primary image.
+            guard let still = AVIFSequenceBrands.stillImageCompatible(data) else {
+                throw ImageDecodingError.corrupt(
+                    "AVIF image sequence without a still primary image: \(libraryVersion ?? "libheif") decodes only still images")
+            }
+            do {
+                return try decode(still, lib: lib, format: format, options: options)
+            } catch ImageDecodingError.unsupportedFormat {
+                throw ImageDecodingError.corrupt(
+                    "AVIF image sequence: \(libraryVersion ?? "libheif") cannot decode its primary image")
+            } catch ImageDecodingError.corrupt(let why) {
+                throw ImageDecodingError.corrupt("AVIF image sequence: \(why)")
+            }
+        }
+    }
+
+    private func decode(_ data: Data, lib: LibHeif, format: ImageFormat, options: ImageDecodingOptions) throws -> DecodedImage {
+        try data.withUnsafeBytes { bytes -> DecodedImage in
             guard let base = bytes.baseAddress, !bytes.isEmpty else { throw ImageDecodingError.truncated }
             var status = cic_heif_status()
             var width: Int32 = 0, height: Int32 = 0
@@ -61,7 +83,16 @@ public struct HEIFCoder: ImageCoder {
             var pixels = [UInt8](repeating: 0, count: w * h * 4)
             let copied = pixels.withUnsafeMutableBufferPointer { cic_heif_copy_rgba(file, $0.baseAddress, $0.count) }
             guard copied == 0 else { throw ImageDecodingError.corrupt("libheif returned an unexpected pixel layout") }
-            return DecodedImage(width: w, height: h, pixels: pixels, format: format == .undefined ? .heif : format)
+            var image = DecodedImage(width: w, height: h, pixels: pixels, format: format == .undefined ? .heif : format)
+            let iccSize = cic_heif_icc_size(file)
+            if iccSize > 0, iccSize <= 16 << 20 {
+                var icc = [UInt8](repeating: 0, count: iccSize)
+                if icc.withUnsafeMutableBufferPointer({ cic_heif_copy_icc(file, $0.baseAddress, $0.count) }) == 0 {
+                    image.iccProfile = Data(icc)
+                    image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+                }
+            }
+            return image
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Windows icons (and cursors): the directory's largest entry, then the deepest, is decoded. PNG entries go
+/// Windows icons and cursors (`.cur`, ICONDIR type 2, reported as `.ico`): the directory's largest entry,
+/// then the deepest, is decoded. PNG entries go
 /// through the PNG coder registered in `ImageCodersManager.shared`; DIB entries (no file header, height
 /// doubled for the AND mask) through the BMP code, with the AND mask as alpha when the DIB has none.
 public struct ICOCoder: ImageCoder {
@@ -30,8 +31,11 @@ public struct ICOCoder: ImageCoder {
         let coder = ImageCodersManager.shared.coders.reversed().first { !($0 is ICOCoder) && $0.canDecode(payload) }
         guard let coder else { throw ImageDecodingError.unsupportedFormat }
         let image = try coder.decode(payload, options: options)
-        return DecodedImage(width: image.width, height: image.height, pixels: image.pixels, format: .ico,
-                            orientation: image.orientation, isIncomplete: image.isIncomplete)
+        var icon = DecodedImage(width: image.width, height: image.height, pixels: image.pixels, format: .ico,
+                                orientation: image.orientation, isIncomplete: image.isIncomplete,
+                                iccProfile: image.iccProfile, colorState: image.colorState)
+        icon.colorSource = image.colorSource
+        return icon
     }
 
     private func decodeDIB(_ payload: Data, options: ImageDecodingOptions) throws -> DecodedImage {
@@ -64,6 +68,8 @@ struct ICODirectory {
         }
         guard count > 0 else { throw ImageDecodingError.corrupt("ICO directory has no entries") }
         var entries: [Entry] = []
+        // In a cursor the planes and bit-count fields hold the hotspot, so depth is unknown there.
+        let isCursor = type == 2
         data.withUnsafeBytes { raw in
             let b = ByteReader(bytes: raw)
             for i in 0..<count {
@@ -71,7 +77,7 @@ struct ICODirectory {
                 guard let w = b.u8(o), let h = b.u8(o + 1), let bits = b.u16(o + 6),
                       let size = b.u32(o + 8), let offset = b.u32(o + 12) else { break }
                 entries.append(Entry(width: w == 0 ? 256 : w, height: h == 0 ? 256 : h,
-                                     bitCount: bits, size: Int(size), offset: Int(offset)))
+                                     bitCount: isCursor ? 0 : bits, size: Int(size), offset: Int(offset)))
             }
         }
         guard !entries.isEmpty else { throw ImageDecodingError.truncated }

@@ -22,12 +22,24 @@ public struct JPEGCoder: ProgressiveImageCoder {
 
     /// Decodes every byte of `data`; the pixel limit is enforced right after the frame header.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+        // Shrink-on-load to 1/8 or less: decode only the DC coefficients when the file allows it. The pixels
+        // are as stored (libjpeg's 1/8 output) and carry the embedded profile, so the manager's colour step
+        // converts them like any other decode.
+        if let (thumbnail, profile) = JPEGDCThumbnailDecoder.decodeWithProfile(data, options: options) {
+            var image = thumbnail
+            if let profile, !profile.isEmpty {
+                image.iccProfile = Data(profile)
+                image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+            }
+            return image
+        }
         let jpeg = try JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
         return try data.withUnsafeBytes { bytes in
             jpeg.setBorrowedInput(bytes)
             // A final input never suspends: no header means the data ended inside it.
             guard let header = try jpeg.readHeader() else { throw ImageDecodingError.truncated }
             try options.checkDimensions(width: header.width, height: header.height)
+            jpeg.configureColor(header, options: options)
             let size = try jpeg.configure(scaleDenominator: JPEGDecompressor.scaleDenominator(
                 width: header.width, height: header.height, options: options))
             try jpeg.start()
@@ -42,9 +54,9 @@ public struct JPEGCoder: ProgressiveImageCoder {
                 }
                 initialized = count
             }
-            let image = DecodedImage(
+            let image = jpeg.color.tag(DecodedImage(
                 width: size.width, height: size.height, pixels: pixels, format: .jpeg,
-                orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0)
+                orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0))
             return JPEGDecompressor.exactTarget(image, header: header, options: options)
         }
     }

@@ -16,11 +16,34 @@ final class JPEGDecompressor {
         /// Arithmetic-coded: libjpeg cannot suspend inside its scans.
         let isArithmetic: Bool
         let orientation: ImageOrientation
+        /// The ICC profile from the APP2 chunks.
+        let iccProfile: Data?
+        /// An Adobe APP14 marker: CMYK samples come inverted.
+        let isAdobeInverted: Bool
+    }
+
+    /// The colour fields every image of this decode carries (`configureColor`).
+    struct Color {
+        var iccProfile: Data?
+        var state: ImageColorState = .sRGB
+        var source: ColorSource?
+
+        /// `image` with these fields.
+        func tag(_ image: DecodedImage) -> DecodedImage {
+            var tagged = image
+            tagged.iccProfile = iccProfile
+            tagged.colorState = state
+            tagged.colorSource = source
+            return tagged
+        }
     }
 
     private let handle: OpaquePointer
     private var lastHeader = cic_jpeg_header()
     private(set) var header: Header?
+    private(set) var color = Color()
+    /// Kept alive while libjpeg's rows go through it.
+    private var cmykTransform: ColorTransform?
 
     init(maximumPixelCount: Int) throws {
         guard let handle = cic_jpeg_decoder_create(UInt64(max(0, maximumPixelCount))) else {
@@ -58,12 +81,41 @@ final class JPEGDecompressor {
         if let exif = cic_jpeg_decoder_exif(handle, &length) {
             orientation = EXIFOrientation.parse(UnsafeBufferPointer(start: exif, count: length)) ?? .up
         }
+        var iccLength = 0
+        let icc = cic_jpeg_decoder_icc(handle, &iccLength).map { Data(bytes: $0, count: iccLength) }
         let parsed = Header(
             width: Int(lastHeader.width), height: Int(lastHeader.height), isCMYK: lastHeader.is_cmyk != 0,
             isMultiScan: lastHeader.multi_scan != 0, isArithmetic: lastHeader.arithmetic != 0,
-            orientation: orientation)
+            orientation: orientation, iccProfile: icc, isAdobeInverted: lastHeader.adobe_inverted != 0)
         header = parsed
         return parsed
+    }
+
+    /// Decides the colour handling after the header: a CMYK image with a profile converts its rows through
+    /// lcms2 as libjpeg writes them (so partial images and thumbnails are converted too); RGB and gray
+    /// profiles are left to `ColorManagement` after scaling.
+    func configureColor(_ header: Header, options: ImageDecodingOptions) {
+        guard let profile = header.iccProfile else { return }
+        guard header.isCMYK else {
+            color = Color(iccProfile: profile, state: .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)"))
+            return
+        }
+        let naive = "CMYK converted without its profile"
+        guard options.colorManagement == .convertToSRGB else {
+            color = Color(iccProfile: profile, state: .notConverted(reason: "kept as decoded (colorManagement: .keepOriginal); \(naive)"),
+                          source: .settled)
+            return
+        }
+        switch ColorManagement.cmykTransform(profile: profile, inverted: header.isAdobeInverted) {
+        case .transform(let transform):
+            cmykTransform = transform
+            cic_jpeg_decoder_set_cmyk_transform(handle, transform.api, transform.handle)
+            color = Color(state: .convertedToSRGB(from: transform.description))
+        case .failure(let reason):
+            color = Color(iccProfile: profile, state: .notConverted(reason: "\(reason); \(naive)"), source: .settled)
+        case .identity:
+            break
+        }
     }
 
     /// Sets the DCT scale (1, 2, 4 or 8) and returns the size libjpeg will output.
@@ -115,7 +167,7 @@ final class JPEGDecompressor {
     /// thumbnail is the same size whether or not libjpeg pre-shrank it (the manager only sees the pre-shrunk
     /// size and could otherwise round one pixel differently).
     static func exactTarget(_ image: DecodedImage, header: Header, options: ImageDecodingOptions) -> DecodedImage {
-        guard let target = ImageScaler.targetSize(width: header.width, height: header.height, options: options),
+        guard let target = ImageScaler.targetSize(width: header.width, height: header.height, options: ImageScaler.finishing(options)),
               target.width != image.width || target.height != image.height else { return image }
         return ImageScaler.resize(image, width: target.width, height: target.height)
     }

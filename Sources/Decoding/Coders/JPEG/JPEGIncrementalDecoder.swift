@@ -63,9 +63,9 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             guard jpeg.progress.rows_decoded > 0 else { return nil }
         }
         // Shares the buffer (copy on write): free unless the caller still holds it when libjpeg writes again.
-        let partial = DecodedImage(
+        let partial = jpeg.color.tag(DecodedImage(
             width: width, height: height, pixels: pixels, format: .jpeg,
-            orientation: header.orientation, isIncomplete: true)
+            orientation: header.orientation, isIncomplete: true))
         return JPEGDecompressor.exactTarget(partial, header: header, options: options)
     }
 
@@ -73,6 +73,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         if header == nil {
             guard let parsed = try jpeg.readHeader() else { return }
             try options.checkDimensions(width: parsed.width, height: parsed.height)
+            jpeg.configureColor(parsed, options: options)
             let size = try jpeg.configure(scaleDenominator: JPEGDecompressor.scaleDenominator(
                 width: parsed.width, height: parsed.height, options: options))
             width = size.width
@@ -98,9 +99,9 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         }
         if finished {
             finalImage = JPEGDecompressor.exactTarget(
-                DecodedImage(
+                jpeg.color.tag(DecodedImage(
                     width: width, height: height, pixels: pixels, format: .jpeg,
-                    orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0),
+                    orientation: header.orientation, isIncomplete: jpeg.progress.incomplete != 0)),
                 header: header, options: options)
             release()
         } else if isFinal {

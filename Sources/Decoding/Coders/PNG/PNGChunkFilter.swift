@@ -19,6 +19,10 @@ struct PNGChunkType: Equatable, Hashable, CustomStringConvertible {
     static let acTL = PNGChunkType("acTL")
     static let fcTL = PNGChunkType("fcTL")
     static let fdAT = PNGChunkType("fdAT")
+    static let iCCP = PNGChunkType("iCCP")
+    static let sRGB = PNGChunkType("sRGB")
+    static let gAMA = PNGChunkType("gAMA")
+    static let cHRM = PNGChunkType("cHRM")
 
     /// Bit 5 of the first letter: lower case means ancillary (safe to ignore).
     var isAncillary: Bool { rawValue & 0x2000_0000 != 0 }
@@ -50,7 +54,8 @@ protocol PNGChunkSink: AnyObject {
 /// Follows the chunk structure of a PNG stream as bytes arrive in arbitrary pieces, and sits in front of
 /// libpng: it hands libpng only the chunks that shape RGBA pixels (IHDR, PLTE, tRNS, IDAT, IEND and any
 /// unknown critical chunk, so libpng still rejects those), captures what Swift reads itself (IHDR for the
-/// dimension check before any allocation, eXIf, the APNG chunks) and drops every other ancillary chunk.
+/// dimension check before any allocation, eXIf, the APNG chunks, the colour chunks iCCP/sRGB/gAMA/cHRM) and
+/// drops every other ancillary chunk.
 ///
 /// Why filter rather than let libpng skip: libpng's push reader buffers a whole ancillary chunk before
 /// discarding it, so a hostile multi-megabyte text or ICC chunk would cost that much memory.
@@ -159,6 +164,10 @@ struct PNGChunkFilter {
             disposition = .capture
         case .eXIf:
             disposition = length <= Self.maximumEXIF ? .capture : .skip
+        case .iCCP:
+            disposition = length <= PNGColorChunks.maximumCompressedProfile ? .capture : .skip
+        case .sRGB, .gAMA, .cHRM:
+            disposition = length <= Self.maximumSmallChunk ? .capture : .skip
         default:
             disposition = chunkType.isAncillary ? .skip : .pass
         }

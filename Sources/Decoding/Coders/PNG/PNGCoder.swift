@@ -5,7 +5,8 @@ import Foundation
 /// decoding), and PNG encoding through libpng's writer.
 ///
 /// Output is RGBA8: palette, gray, low bit depths and tRNS are expanded, 16-bit samples keep their high
-/// byte, gAMA/iCCP/sRGB are ignored (no colour management). An eXIf chunk's orientation is reported.
+/// byte. iCCP, sRGB, gAMA and cHRM are read and reported (`iccProfile`, `colorState`); `ImageCodersManager`
+/// converts to sRGB from them. An eXIf chunk's orientation is reported.
 /// CRC errors in critical chunks fail the decode; damaged ancillary chunks are ignored.
 public struct PNGCoder: ProgressiveImageCoder {
     public init() {}
@@ -37,28 +38,6 @@ public struct PNGCoder: ProgressiveImageCoder {
     /// RGBA otherwise. `quality` is ignored (PNG is lossless).
     public func encode(_ image: DecodedImage, format: ImageFormat, quality: Double) throws -> Data {
         guard format == .png else { throw ImageDecodingError.unsupportedFormat }
-        guard image.width > 0, image.height > 0 else { throw ImageDecodingError.zeroPixels }
-        let (count, overflow) = image.width.multipliedReportingOverflow(by: image.height * 4)
-        guard !overflow, image.pixels.count == count, image.width <= 0x7FFF_FFFF, image.height <= 0x7FFF_FFFF else {
-            throw ImageDecodingError.corrupt("pixel buffer does not match \(image.width)x\(image.height) RGBA8")
-        }
-        let opaque = image.pixels.withUnsafeBufferPointer { p in
-            stride(from: 3, to: p.count, by: 4).allSatisfy { p[$0] == 255 }
-        }
-        var output: UnsafeMutablePointer<UInt8>?
-        var size = 0
-        var message = [CChar](repeating: 0, count: 200)
-        let status = image.pixels.withUnsafeBufferPointer { p in
-            message.withUnsafeMutableBufferPointer { m in
-                cic_png_encode_rgba(p.baseAddress, UInt32(image.width), UInt32(image.height), opaque ? 0 : 1,
-                                    &output, &size, m.baseAddress, m.count)
-            }
-        }
-        guard status == 0, let output else {
-            let text = stringFromCBuffer(message)
-            throw ImageDecodingError.corrupt("PNG encoding failed: \(text)")
-        }
-        defer { cic_png_free(output) }
-        return Data(bytes: output, count: size)
+        return try PNGEncoder.encode(image, level: -1)
     }
 }

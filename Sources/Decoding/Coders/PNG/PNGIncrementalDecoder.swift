@@ -12,6 +12,7 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
     private var filter = PNGChunkFilter()
     private let stream: PNGStreamDecoder?
     private var animation = APNGAnimation()
+    private var color = PNGColorChunks()
     private var orientation = ImageOrientation.up
     private var seenEXIF = false
     private var width = 0
@@ -50,8 +51,8 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
             return partial.image
         }
         // Shares the canvas until the next append writes to it (copy on write).
-        let image = DecodedImage(width: width, height: height, pixels: stream.canvas, format: .png,
-                                 orientation: orientation, isIncomplete: true)
+        let image = color.tag(DecodedImage(width: width, height: height, pixels: stream.canvas, format: .png,
+                                           orientation: orientation, isIncomplete: true))
         partial = (progress.rows_done, progress.passes_completed, image)
         return image
     }
@@ -66,9 +67,9 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
             frames = animation.compose(defaultImage: pixels, width: width, height: height,
                                        pixelBudget: max(options.maximumPixelCount, width * height))
         }
-        finalImage = DecodedImage(
+        finalImage = color.tag(DecodedImage(
             width: width, height: height, pixels: pixels, format: .png, orientation: orientation,
-            frames: frames, loopCount: frames.isEmpty ? 0 : animation.loopCount, isIncomplete: !complete)
+            frames: frames, loopCount: frames.isEmpty ? 0 : animation.loopCount, isIncomplete: !complete))
     }
 
     // MARK: - PNGChunkSink
@@ -93,6 +94,8 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
             width = w
             height = h
             stream?.prepareCanvas(width: w, height: h)
+        case .iCCP, .sRGB, .gAMA, .cHRM:
+            color.record(type, data: data)
         case .eXIf:
             guard !seenEXIF else { return }
             seenEXIF = true

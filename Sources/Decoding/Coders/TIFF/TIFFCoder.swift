@@ -62,10 +62,13 @@ public struct TIFFCoder: ImageCoder {
             }
             guard result >= 0 else { throw Self.readError(stringFromCBuffer(message), firstDirectoryMissing: false) }
             let pixels = raster.withUnsafeBytes { [UInt8]($0) }
+            var iccLength = 0
+            let icc = cic_tiff_icc(file, &iccLength).map { Data(bytes: $0, count: iccLength) }
             return DecodedImage(
                 width: w, height: h, pixels: pixels, format: .tiff,
                 orientation: ImageOrientation(rawValue: Int(orientationTag)) ?? .up,
-                isIncomplete: result == 1)
+                isIncomplete: result == 1, iccProfile: icc,
+                colorState: icc == nil ? .sRGB : .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)"))
         }
     }
 
@@ -78,12 +81,16 @@ public struct TIFFCoder: ImageCoder {
         return .corrupt("libtiff: \(message.isEmpty ? "cannot open" : message)")
     }
 
-    /// The first IFD offset from the 8-byte classic TIFF header (BigTIFF: 0, i.e. not judged here).
+    /// The first IFD offset from the header: 4 bytes at 4 in classic TIFF, 8 bytes at 8 in BigTIFF
+    /// (0, i.e. not judged here, when the header is too short to say).
     private static func firstDirectoryOffset(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard bytes.count >= 8, bytes[2] == 42 || bytes[3] == 42 else { return 0 }
+        guard bytes.count >= 8 else { return 0 }
         let little = bytes[0] == 0x49
-        var value = 0
-        for i in 0..<4 { value |= Int(bytes[4 + i]) << (little ? 8 * i : 8 * (3 - i)) }
-        return value
+        let version = little ? bytes[2] : bytes[3]
+        let (start, width) = version == 43 ? (8, 8) : (4, 4)
+        guard version == 42 || version == 43, bytes.count >= start + width else { return 0 }
+        var value: UInt64 = 0
+        for i in 0..<width { value |= UInt64(bytes[start + i]) << UInt64(little ? 8 * i : 8 * (width - 1 - i)) }
+        return value > UInt64(Int.max) ? Int.max : Int(value)
     }
 }

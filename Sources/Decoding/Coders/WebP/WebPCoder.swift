@@ -9,7 +9,7 @@ import Foundation
 /// Without libwebp the coder still claims WebP data, so the failure is explicit: `decode` throws
 /// `.unsupportedFormat` and `unavailableReason` says why.
 public struct WebPCoder: ProgressiveImageCoder {
-    private let soname: String
+    let soname: String
 
     /// The coder for the system libwebp.
     public init() {

@@ -90,6 +90,9 @@ struct WebPContainer {
         }
     }
 
+    /// The ICCP chunk's payload (an ICC profile), when present.
+    var iccProfile: Range<Int>? { chunks.first { $0.fourCC == "ICCP" }?.payload }
+
     /// The EXIF chunk's payload, when present.
     var exif: Range<Int>? { chunks.first { $0.fourCC == "EXIF" }?.payload }
 

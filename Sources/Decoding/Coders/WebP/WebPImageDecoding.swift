@@ -40,7 +40,7 @@ struct WebPImageDecoding {
                 count = buffer.count
             }
             if decoded {
-                return DecodedImage(width: w, height: h, pixels: pixels, format: .webp, orientation: orientation(bytes))
+                return Self.tagColor(DecodedImage(width: w, height: h, pixels: pixels, format: .webp, orientation: orientation(bytes)), bytes)
             }
         }
         // The one-shot call only says "failed": run the incremental decoder over the same bytes to tell a
@@ -58,12 +58,12 @@ struct WebPImageDecoding {
             guard let image = incremental.image(requireComplete: true) else {
                 throw ImageDecodingError.corrupt("libwebp reported success without pixels")
             }
-            return DecodedImage(width: image.width, height: image.height, pixels: image.pixels, format: .webp,
-                                orientation: orientation(bytes))
+            return Self.tagColor(DecodedImage(width: image.width, height: image.height, pixels: image.pixels, format: .webp,
+                                              orientation: orientation(bytes)), bytes)
         case .suspended, .notEnoughData:
             guard let partial = incremental.image() else { throw ImageDecodingError.truncated }
-            return DecodedImage(width: partial.width, height: partial.height, pixels: partial.pixels, format: .webp,
-                                orientation: orientation(bytes), isIncomplete: true)
+            return Self.tagColor(DecodedImage(width: partial.width, height: partial.height, pixels: partial.pixels, format: .webp,
+                                              orientation: orientation(bytes), isIncomplete: true), bytes)
         case .outOfMemory:
             throw ImageDecodingError.corrupt("libwebp ran out of memory")
         case .unsupportedFeature:
@@ -71,6 +71,15 @@ struct WebPImageDecoding {
         case .invalidParam, .bitstreamError, .userAbort:
             throw ImageDecodingError.corrupt("libwebp: invalid WebP bitstream")
         }
+    }
+
+    /// `image` with the ICCP chunk's profile, when the file (an extended, VP8X one) has one.
+    static func tagColor(_ image: DecodedImage, _ bytes: UnsafeRawBufferPointer) -> DecodedImage {
+        guard let container = try? WebPContainer(bytes), let range = container.iccProfile, !range.isEmpty else { return image }
+        var tagged = image
+        tagged.iccProfile = Data(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        tagged.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+        return tagged
     }
 
     /// EXIF orientation from the EXIF chunk of an extended (VP8X) file; `.up` without one.
@@ -123,10 +132,10 @@ struct WebPImageDecoding {
         }
         let orientation = container.exif.flatMap { EXIFOrientation.parse(UnsafeRawBufferPointer(rebasing: bytes[$0])) } ?? .up
         let first = frames[0].pixels
-        return DecodedImage(
+        return Self.tagColor(DecodedImage(
             width: canvasWidth, height: canvasHeight, pixels: first, format: .webp, orientation: orientation,
             frames: options.decodeFirstFrameOnly ? [] : frames, loopCount: container.loopCount,
-            isIncomplete: container.isTruncated && !options.decodeFirstFrameOnly)
+            isIncomplete: container.isTruncated && !options.decodeFirstFrameOnly), bytes)
     }
 
     /// Seconds for a stored duration, with the browser rule `ImageFrame` documents (under 20 ms → 100 ms).

@@ -107,8 +107,10 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
             return nil
         case .still(let incremental):
             guard let partial = incremental.image() else { return nil }
-            return DecodedImage(width: partial.width, height: partial.height, pixels: partial.pixels, format: .webp,
-                                isIncomplete: true)
+            return buffer.withUnsafeBytes { bytes in
+                WebPImageDecoding.tagColor(DecodedImage(width: partial.width, height: partial.height, pixels: partial.pixels,
+                                                        format: .webp, isIncomplete: true), bytes)
+            }
         case .animated:
             return previewFirstFrame()
         }

@@ -17,6 +17,8 @@ import FoundationNetworking
 // - After `cancel()` returns, no event of that transfer begins (completion included). An event already running
 //   on another thread may still finish: clients check their own state under their lock.
 // - Methods of `TransportTransfer` may be called from any thread, also from inside an event.
+// - A transfer holds its client weakly (the operation holds the transfer): once the operation is gone, the
+//   transfer's remaining events go nowhere.
 
 /// Creates transfers. One per downloader (a URLSession and its router; a curl multi handle and its thread).
 protocol DownloadTransport: AnyObject, Sendable {
@@ -27,6 +29,14 @@ protocol DownloadTransport: AnyObject, Sendable {
     /// Ends the transport once no transfer needs it: with `cancellingTransfers`, running transfers end at once
     /// (their clients get no further event); otherwise they finish first. No transfer is made afterwards.
     func invalidate(cancellingTransfers: Bool)
+
+    /// Why this transport cannot load `url` at all on this platform (say, URLSession on Linux and an IPv6
+    /// literal host), so the download fails at once, before anything is queued; nil when it can try.
+    func unsupportedReason(for url: URL) -> String?
+}
+
+extension DownloadTransport {
+    func unsupportedReason(for url: URL) -> String? { nil }
 }
 
 /// What to send and how.
@@ -69,6 +79,11 @@ protocol TransferClient: AnyObject, Sendable {
     /// Body bytes: new ones only, decoded (gzip/deflate/br) where the transport decodes.
     func transfer(_ transfer: any TransportTransfer, didReceive data: Data)
 
+    /// The same, as the transport's own buffer, valid only during the call: a client copies what it keeps
+    /// (straight into its buffer, without the intermediate `Data`). The curl transport delivers body bytes
+    /// this way; the default (TransportSeam+Bytes.swift) wraps them in a `Data` for the method above.
+    func transfer(_ transfer: any TransportTransfer, didReceiveBytes bytes: UnsafeRawBufferPointer)
+
     /// A 3xx with a usable Location: the request to send next (the client applies the redirect policy:
     /// hop count, schemes, headers, credentials, cookies), or nil to stop following. After nil the 3xx is
     /// the final response, unless the client cancelled the transfer meanwhile.
@@ -80,8 +95,9 @@ protocol TransferClient: AnyObject, Sendable {
     /// the final response).
     func transfer(_ transfer: any TransportTransfer, didReceive challenge: TransferChallenge) -> URLCredential?
 
-    /// The end, with nil or the error (a `URLError`: timeouts, resets, refused, TLS failures with their codes)
-    /// and what the transport measured.
+    /// The end, with nil or the error (a `URLError`: timeouts, resets, refused, TLS failures with their codes;
+    /// or an `ImageDownloaderError` the transport chose itself, such as `.unsupportedOnPlatform` when it cannot
+    /// run here, which the operation passes on as it is) and what the transport measured.
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics)
 }
 

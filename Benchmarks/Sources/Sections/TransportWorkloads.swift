@@ -1,0 +1,86 @@
+import Foundation
+@_spi(Benchmarks) import OperationDownloader
+
+/// The clients of the transport sections, each run in a child process of its own:
+/// `Benchmarks transport-child NAME --base-url URL --count N --dir DIR [--ca-file FILE]`.
+/// Over https, `--ca-file` is the test CA the curl clients are given; URLSession (which reads only the system
+/// store on Linux) runs in a mount namespace where the CA is added to the system bundle (TransportBenchmark).
+enum TransportWorkload: String, CaseIterable {
+    /// The bare curl transport with a minimal client (no operation, no downloader).
+    case curlTransport = "curl-transport"
+    /// ImageDownloader with `configuration.transport = .curl`, decode off.
+    case downloaderCurl = "downloader-curl"
+    /// Raw URLSession data tasks with the downloader's session settings.
+    case urlSession = "urlsession"
+    /// ImageDownloader on URLSession (the default transport), decode off.
+    case downloaderURLSession = "downloader-urlsession"
+
+    /// Runs the workload; prints one JSON line as ChildWorkload does and returns the exit code (4: the
+    /// client cannot run here, e.g. the downloader on curl before it is wired; the section says "not measured").
+    func run(baseURL: String, count: Int, smallAvailable: Int, caFile: String?) -> Int32 {
+        let small = max(1, smallAvailable)
+        // Distinct URLs (a query beyond the available files), so no memory-cache hit ever answers a download.
+        let urls = (0..<count).compactMap { URL(string: "\(baseURL)/\(Fixtures.smallPath($0 % small, format: "jpg"))?n=\($0)") }
+        guard urls.count == count else {
+            print("{\"error\": \"bad base URL\"}")
+            return 2
+        }
+        let start = Clock.wall()
+        let cpuStart = Clock.processCPU()
+        var failures: Int?
+        var firstError: String?
+        switch self {
+        case .curlTransport:
+            if let reason = CurlTransportProbe.unavailableReason {
+                print("{\"unavailable\": \(JSONValue.string(reason).serialized())}")
+                return 4
+            }
+            let headers = RawURLSessionClient.request(for: urls[0]).allHTTPHeaderFields ?? [:]
+            let outcome = CurlTransportProbe.download(urls, concurrency: 6, headers: headers, caFile: caFile)
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .downloaderCurl, .downloaderURLSession:
+            let curl = self == .downloaderCurl
+            if curl, !Self.downloaderRunsOnCurl(urls[0], caFile: caFile) {
+                print("{\"unavailable\": \"the downloader does not run on the curl transport yet\"}")
+                return 4
+            }
+            let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage]) { configuration in
+                if curl {
+                    configuration.transport = .curl
+                    configuration.tls = ImageDownloaderTLSConfiguration(caFile: caFile)
+                }
+            }
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .urlSession:
+            failures = RawURLSessionClient().download(urls, concurrency: 6)
+        }
+        let seconds = Clock.wall() - start
+        let cpuSeconds = Clock.processCPU() - cpuStart
+        guard let failures else {
+            print("{\"error\": \"timed out\"}")
+            return 3
+        }
+        let detail = firstError.map { ", \"first_error\": \(JSONValue.string($0).serialized())" } ?? ""
+        print("{\"failures\": \(failures), \"seconds\": \(seconds), \"cpu_seconds\": \(cpuSeconds)\(detail)}")
+        return failures == 0 ? 0 : 1
+    }
+
+    /// Whether a downloader configured with `.curl` really runs on libcurl: only then do its metrics name the
+    /// HTTP version. Until the downloader honours `transport` it runs on URLSession, which must not be
+    /// reported as the curl transport. One download with a downloader of its own, before the measurement.
+    static func downloaderRunsOnCurl(_ url: URL, caFile: String?) -> Bool {
+        var configuration = ImageDownloaderConfiguration()
+        configuration.transport = .curl
+        configuration.tls = ImageDownloaderTLSConfiguration(caFile: caFile)
+        let downloader = ImageDownloader(configuration: configuration)
+        defer { downloader.invalidate(cancelPendingOperations: true) }
+        let done = DispatchSemaphore(value: 0)
+        let token = downloader.downloadImage(url, options: [.avoidDecodeImage], completed: { _, _, _, finished in
+            if finished { done.signal() }
+        })
+        guard done.wait(timeout: .now() + 30) == .success else { return false }
+        return token?.metrics?.httpVersion != nil
+    }
+}

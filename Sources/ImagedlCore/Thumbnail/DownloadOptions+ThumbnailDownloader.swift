@@ -1,0 +1,24 @@
+import Foundation
+import OperationDownloader
+
+extension DownloadOptions {
+    /// A downloader for `imagedl thumbnail`'s URL inputs, configured from the download options the command
+    /// line gave (timeout, credentials, headers, HTTP cache). Keep in step with
+    /// `DownloadCommand.makeDownloader` when network options are added there.
+    func makeThumbnailDownloader() throws -> ImageDownloader {
+        var configuration = ImageDownloaderConfiguration()
+        configuration.maxConcurrentDownloads = concurrency
+        configuration.downloadTimeout = timeout
+        configuration.username = user
+        configuration.password = password
+        configuration.httpCache = httpCacheDirectory.map {
+            HTTPImageCache(directory: URL(fileURLWithPath: $0, isDirectory: true))
+        }
+        if let folder = httpCacheDirectory {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        let downloader = ImageDownloader(configuration: configuration)
+        for header in headers { downloader.setValue(header.value, forHTTPHeaderField: header.name) }
+        return downloader
+    }
+}

@@ -1,0 +1,201 @@
+import Decoding
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import OperationDownloader
+
+/// `imagedl thumbnail FILE|URL... --size WxH --output DIR`: one thumbnail file per input.
+///
+/// Files are read by the workers; URLs are downloaded (bytes only, through `ImageDownloader` with the
+/// download command's network options) and queued as they arrive. `concurrency` worker threads (default:
+/// one per core) run `ThumbnailPipeline`, so every core is busy and memory stays bounded by that many
+/// images in flight. Output names come from the inputs' names, made unique before any work starts.
+final class ThumbnailCommand: Sendable {
+    let options: ThumbnailOptions
+    private let reporter: any ThumbnailReporter
+    private let pipeline: ThumbnailPipeline
+    private let results: ThumbnailResults
+
+    /// `reporter` replaces the usual choice (JSON, live terminal or plain lines), for tests.
+    init(options: ThumbnailOptions, reporter: (any ThumbnailReporter)? = nil, coders: ImageCodersManager = .shared) {
+        self.options = options
+        self.reporter = reporter ?? (options.json ? ThumbnailJSONReporter(format: options.format)
+            : ThumbnailLineReporter(live: Terminal.stdoutIsTTY))
+        pipeline = ThumbnailPipeline(options: options, coders: coders)
+        results = ThumbnailResults(Self.plan(options))
+    }
+
+    /// The records after `run()`, in input order.
+    var records: [ThumbnailRecord] { results.all }
+
+    func run() -> ExitCode {
+        do {
+            try FileManager.default.createDirectory(atPath: options.outputDirectory, withIntermediateDirectories: true)
+        } catch {
+            Console.err("imagedl: cannot create --output folder \(options.outputDirectory): \(error.localizedDescription)\n")
+            return .failure
+        }
+        let records = results.all
+        let queue = ThumbnailJobQueue(expected: records.count)
+        let started = DispatchTime.now().uptimeNanoseconds
+        reporter.begin(total: records.count)
+        var urls: [(Int, URL)] = []
+        for record in records {
+            if let url = Self.url(record.input) {
+                urls.append((record.index, url))
+            } else {
+                queue.push(.file(index: record.index, path: record.input))
+            }
+        }
+        let downloader: ImageDownloader?
+        do {
+            downloader = urls.isEmpty ? nil : try options.network.makeThumbnailDownloader()
+        } catch {
+            for (index, _) in urls { queue.push(.failure(index: index, "cannot set up downloads: \(error)")) }
+            downloader = nil
+        }
+        if let downloader {
+            for (index, url) in urls { fetch(url, index: index, with: downloader, into: queue) }
+        }
+        runWorkers(count: min(options.concurrency, max(1, records.count)), queue: queue)
+        downloader?.invalidate(cancelPendingOperations: true)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
+        let finished = results.all
+        reporter.end(finished, seconds: seconds)
+        return finished.allSatisfy(\.succeeded) ? .success : .failure
+    }
+
+    // MARK: - Work
+
+    private func runWorkers(count: Int, queue: ThumbnailJobQueue) {
+        let group = DispatchGroup()
+        for _ in 0..<count {
+            group.enter()
+            let thread = Thread { [self] in
+                while let job = queue.next() { process(job) }
+                group.leave()
+            }
+            thread.name = "imagedl.thumbnail"
+            thread.start()
+        }
+        group.wait()
+    }
+
+    private func process(_ job: ThumbnailJobQueue.Job) {
+        let record: ThumbnailRecord
+        switch job.loaded {
+        case .failure(let index, let message):
+            record = results.update(index) { $0.error = message }
+        case .file:
+            return   // `loaded` reads files
+        case .data(let index, let data):
+            let start = DispatchTime.now().uptimeNanoseconds
+            let outcome = Result { try pipeline.run(data) }
+            record = results.update(index) { record in
+                switch outcome {
+                case .success(let output):
+                    do {
+                        try output.encoded.write(to: record.destination, options: .atomic)
+                        record.succeeded = true
+                        record.width = output.image.width
+                        record.height = output.image.height
+                        record.bytes = output.encoded.count
+                    } catch {
+                        record.error = "cannot write \(record.destination.path): \(error.localizedDescription)"
+                    }
+                case .failure(let error):
+                    record.error = Self.describe(error)
+                }
+                record.seconds = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
+            }
+        }
+        reporter.finished(record)
+    }
+
+    private func fetch(_ url: URL, index: Int, with downloader: ImageDownloader, into queue: ThumbnailJobQueue) {
+        var options: ImageDownloaderOptions = [.avoidDecodeImage]
+        if self.options.network.httpCacheDirectory != nil { options.insert(.useURLCache) }
+        downloader.downloadImage(url, options: options, context: nil, progress: nil) { _, data, error, finished in
+            guard finished else { return }
+            if let error {
+                queue.push(.failure(index: index, Self.describe(error)))
+            } else if let data, !data.isEmpty {
+                queue.push(.data(index: index, data))
+            } else {
+                queue.push(.failure(index: index, "empty response"))
+            }
+        }
+    }
+
+    // MARK: - Inputs and names
+
+    /// Records with their output files: `<input name>.<format extension>`, made unique in input order.
+    static func plan(_ options: ThumbnailOptions) -> [ThumbnailRecord] {
+        var used: Set<String> = []
+        let folder = URL(fileURLWithPath: options.outputDirectory, isDirectory: true)
+        return options.inputs.enumerated().map { index, input in
+            let base = url(input).map(OutputNaming.baseName(for:)) ?? URL(fileURLWithPath: input).lastPathComponent
+            let name = OutputNaming.uniqueName(base: base, extension: options.format.fileExtension, used: &used)
+            return ThumbnailRecord(index: index, input: input, destination: folder.appendingPathComponent(name))
+        }
+    }
+
+    /// An http(s) URL input, or nil for a file path.
+    static func url(_ input: String) -> URL? {
+        guard let scheme = input.split(separator: ":", maxSplits: 1).first?.lowercased(),
+              scheme == "http" || scheme == "https" else { return nil }
+        return try? ArgumentParser.parseURL(input)
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as ImageDecodingError where error == .unsupportedFormat:
+            return "not an image this build can decode"
+        case let error as ImageDecodingError: return error.description
+        case let error as ImageEncodingError: return error.description
+        case let error as ImageProcessingError: return error.description
+        case let error as ImageDownloaderError:
+            if case .invalidDownloadStatusCode(let code) = error {
+                return "HTTP \(code) \(HTTPURLResponse.localizedString(forStatusCode: code))"
+            }
+            if case .network(let urlError) = error { return "network error: \(urlError.localizedDescription)" }
+            return String(describing: error)
+        default: return String(describing: error)
+        }
+    }
+}
+
+extension ThumbnailJobQueue.Job {
+    /// A file job turned into its bytes (or why it could not be read); other jobs as they are.
+    var loaded: ThumbnailJobQueue.Job {
+        guard case .file(let index, let path) = self else { return self }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return .failure(index: index, "no such file")
+        }
+        guard !isDirectory.boolValue else { return .failure(index: index, "is a folder") }
+        guard let data = FileManager.default.contents(atPath: path) else { return .failure(index: index, "cannot read file") }
+        return .data(index: index, data)
+    }
+}
+
+/// The records, updated by worker threads.
+final class ThumbnailResults: @unchecked Sendable {  // `lock` guards `records`
+    private let lock = NSLock()
+    private var records: [ThumbnailRecord]
+
+    init(_ records: [ThumbnailRecord]) {
+        self.records = records
+    }
+
+    var all: [ThumbnailRecord] { lock.withLock { records } }
+
+    /// Applies `change` to record `index` under the lock and returns the result.
+    func update(_ index: Int, _ change: (inout ThumbnailRecord) -> Void) -> ThumbnailRecord {
+        lock.withLock {
+            change(&records[index])
+            return records[index]
+        }
+    }
+}

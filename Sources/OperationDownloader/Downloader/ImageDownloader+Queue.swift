@@ -1,0 +1,181 @@
+import Foundation
+import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The request to send, the operation that sends it, and the queue that runs it (SPEC §6.2, §6.4).
+extension ImageDownloader {
+    static func isSupported(_ url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased() else { return false }
+        switch scheme {
+        case "http", "https": return url.host?.isEmpty == false
+        case "data": return true
+        default: return false
+        }
+    }
+
+    static func allowsCachedData(_ policy: URLRequest.CachePolicy) -> Bool {
+        switch policy {
+        case .useProtocolCachePolicy, .returnCacheDataElseLoad, .returnCacheDataDontLoad: return true
+        default: return false
+        }
+    }
+
+    static func priority(for options: ImageDownloaderOptions) -> Operation.QueuePriority {
+        if options.contains(.highPriority) { return .high }
+        if options.contains(.lowPriority) { return .low }
+        return .normal
+    }
+
+    /// Timeout, cache policy, the downloader's headers (the request's own win), then the request modifier.
+    ///
+    /// Built with as few `URLRequest` mutations as possible: in corelibs Foundation each one copies the
+    /// request when it is shared, and `setValue(_:forHTTPHeaderField:)` costs about 16 k instructions
+    /// (callgrind), several times a whole small download's share of the package. The downloader's headers
+    /// are kept in the form `setValue` produces (see `setValue(_:forHTTPHeaderField:)`), so one assignment
+    /// of the merged fields sends the same bytes.
+    /// `modified`: a request modifier ran (so the URL may have changed). nil: the modifier returned nil.
+    func prepareRequest(
+        _ request: URLRequest, plain: Bool, options: ImageDownloaderOptions, context: ImageDownloaderContext
+    ) -> (request: URLRequest, modified: Bool)? {
+        // The transport's own timeout is a backstop: the operation enforces the idle timeout itself.
+        let timeout = DownloadSettings.backstopTimeout(idle: context.downloadTimeout ?? storedConfiguration.downloadTimeout)
+        let policy: URLRequest.CachePolicy = options.contains(.useURLCache) ? request.cachePolicy : .reloadIgnoringLocalCacheData
+        var prepared: URLRequest
+        if plain, let url = request.url {
+            prepared = URLRequest(url: url, cachePolicy: policy, timeoutInterval: timeout)
+        } else {
+            prepared = request
+            if prepared.timeoutInterval != timeout { prepared.timeoutInterval = timeout }
+            if prepared.cachePolicy != policy { prepared.cachePolicy = policy }
+        }
+        let (headers, modifier) = lock.withLock { (self.headers, storedRequestModifier) }
+        if let merged = Self.merging(headers, into: prepared.allHTTPHeaderFields) {
+            prepared.allHTTPHeaderFields = merged
+        }
+        guard let modifier = context.requestModifier ?? modifier else { return (prepared, false) }
+        return modifier.modifiedRequest(with: prepared).map { ($0, true) }
+    }
+
+    /// The request's header fields plus each of `defaults` the request does not already have (names compared
+    /// case-insensitively; the request's own win). nil when nothing is added.
+    static func merging(_ defaults: [String: String], into fields: [String: String]?) -> [String: String]? {
+        guard !defaults.isEmpty else { return nil }
+        guard let fields, !fields.isEmpty else { return defaults }
+        let present = Set(fields.keys.map { $0.lowercased() })
+        var merged = fields
+        for (field, value) in defaults where !present.contains(field.lowercased()) { merged[field] = value }
+        return merged.count == fields.count ? nil : merged
+    }
+
+    /// Creates the operation (the configured class or `ImageDownloaderOperation`) with the merged context: the
+    /// downloader's settings, the transport, the timer and the memory cache travel in it, so any operation
+    /// class gets them through `init`. `cacheRequest`: the caller's request, the memory cache's key.
+    func makeOperation(
+        request: URLRequest, cacheRequest: URLRequest, options: ImageDownloaderOptions,
+        context: borrowing ImageDownloaderContext
+    ) -> any ImageDownloaderOperationProtocol {
+        let configuration = storedConfiguration
+        // Built as an Optional, so handing it to `init` (whose parameter is one) moves it instead of copying it.
+        let merged: ImageDownloaderContext? = mergedContext(context, cacheRequest: cacheRequest)
+        let type = configuration.operationClass ?? ImageDownloaderOperation.self
+        let operation = type.init(request: request, session: session, options: options, context: merged)
+        let priority = Self.priority(for: options)
+        if type == ImageDownloaderOperation.self {
+            // A fresh operation of this class already has the defaults: only what differs is set (each setter
+            // takes the operation's lock, and the queue priority's notifies observers).
+            if let credential = configuration.effectiveCredential { operation.credential = credential }
+            if configuration.minimumProgressInterval != 0 {
+                operation.minimumProgressInterval = configuration.minimumProgressInterval
+            }
+            if let codes = configuration.acceptableStatusCodes { operation.acceptableStatusCodes = codes }
+            if let types = configuration.acceptableContentTypes { operation.acceptableContentTypes = types }
+            if priority != .normal { operation.queuePriority = priority }
+        } else {
+            operation.credential = configuration.effectiveCredential
+            operation.minimumProgressInterval = configuration.minimumProgressInterval
+            operation.acceptableStatusCodes = configuration.acceptableStatusCodes
+            operation.acceptableContentTypes = configuration.acceptableContentTypes
+            operation.queuePriority = priority
+        }
+        return operation
+    }
+
+    /// The downloader's settings under the caller's (a copy of the caller's context, filled in).
+    private func mergedContext(
+        _ context: borrowing ImageDownloaderContext, cacheRequest: URLRequest
+    ) -> ImageDownloaderContext {
+        let configuration = storedConfiguration
+        var merged = copy context
+        lock.withLock {
+            merged.responseModifier = merged.responseModifier ?? storedResponseModifier
+            merged.decryptor = merged.decryptor ?? storedDecryptor
+        }
+        merged.callbackQueue = merged.callbackQueue ?? callbackQueue
+        merged.codersManager = merged.codersManager ?? configuration.codersManager
+        merged.maximumResponseSize = merged.maximumResponseSize ?? configuration.maximumResponseSize
+        merged.downloadTimeout = merged.downloadTimeout ?? configuration.downloadTimeout
+        merged.maximumDownloadDuration = merged.maximumDownloadDuration ?? configuration.maximumDownloadDuration
+        merged.allowsIncompleteImages = merged.allowsIncompleteImages ?? configuration.allowsIncompleteImages
+        merged.progressiveDecodingInterval =
+            merged.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
+        merged.maximumPixelCount = merged.maximumPixelCount ?? configuration.maximumPixelCount
+        merged.httpCache = merged.httpCache ?? configuration.httpCache
+        merged.postsNotifications = merged.postsNotifications ?? configuration.postsNotifications
+        // [HTTP cache] stale-while-revalidate starts its background download through this downloader.
+        if merged.httpCache != nil { merged.httpCacheRevalidator = .downloader(self) }
+        merged.downloader = resources
+        if resources.memoryCache != nil { merged.memoryCacheRequest = cacheRequest }
+        return merged
+    }
+
+    /// Registers the operation with the router (for operation classes that make their own tasks) and the
+    /// queue. Without the lock: `addOperation` and a custom operation's properties are user code.
+    func enqueue(_ operation: any ImageDownloaderOperationProtocol, key: String) {
+        // Operations of this package's class (and subclasses) bind their tasks through the transport; only other
+        // classes create tasks the router must find by `dataTask`.
+        let foreign = !(operation is ImageDownloaderOperation)
+        if foreign { router?.register(operation) }
+        operation.onFinishing { [weak self, weak operation] in
+            guard let operation else { return }
+            // corelibs Foundation: a dependency keeps an UNRETAINED back-reference to each dependent and
+            // walks them when it finishes. A LIFO dependent that was cancelled finishes first and is freed,
+            // so the later walk touched freed memory (crash in Operation.observeValue). Unlink it now.
+            for dependency in operation.dependencies { operation.removeDependency(dependency) }
+            self?.operationFinished(operation, key: key, registered: foreign)
+        }
+        if storedConfiguration.executionOrder == .lifo { orderNewestFirst(operation) }
+        queue.addOperation(operation)
+        // `invalidate(cancelPendingOperations: true)` ran while this operation was being queued.
+        if lock.withLock({ cancelsEverything }) { operation.cancel() }
+    }
+
+    /// LIFO: makes every pending operation published before `operation` wait for it, and `operation` wait for
+    /// any published after it that is already queued (concurrent `downloadImage` calls).
+    private func orderNewestFirst(_ operation: any ImageDownloaderOperationProtocol) {
+        let sequence: UInt64 = lock.withLock {
+            nextSequence += 1
+            lifoSequence[ObjectIdentifier(operation)] = nextSequence
+            return nextSequence
+        }
+        let pending = queue.operations.filter { $0 !== operation && !$0.isExecuting && !$0.isFinished }
+        let order = lock.withLock { pending.map { lifoSequence[ObjectIdentifier($0)] } }
+        for (other, otherSequence) in zip(pending, order) {
+            guard let otherSequence else { continue }
+            if otherSequence < sequence { other.addDependency(operation) } else { operation.addDependency(other) }
+        }
+    }
+
+    private func operationFinished(_ operation: any ImageDownloaderOperationProtocol, key: String, registered: Bool) {
+        if registered { router?.unregister(operation) }
+        let drained: Bool = lock.withLock {
+            if operations[key]?.operation === operation { operations[key] = nil }
+            lifoSequence[ObjectIdentifier(operation)] = nil
+            liveOperations -= 1
+            return invalidated && liveOperations == 0
+        }
+        if drained { invalidateTransportOnce() }
+    }
+
+}

@@ -1,0 +1,213 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The delegate of a URLSession transport's one session: forwards each task's callbacks to whoever owns the
+/// task.
+///
+/// A transfer binds its task before resuming it: to the operation when the operation's class may override its
+/// `URLSessionDataDelegate` methods (they hand the events back to the transfer), else straight to the transfer
+/// (no hop through the operation, and no lookup of its transfer per event). Custom operation classes that
+/// create their own tasks on the session are registered instead, and found on the first callback of an
+/// unknown task by their `dataTask`. A separate object (not the downloader) so the session, which retains its
+/// delegate until invalidated, does not keep the downloader alive.
+final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // `lock` guards both maps
+    /// Who gets a task's callbacks.
+    private enum Target {
+        /// An operation's delegate methods (and the transfer behind them, when the operation has one).
+        case delegate(any URLSessionDataDelegate, URLSessionTransfer?)
+        case transfer(URLSessionTransfer)
+    }
+
+    private let lock = NSLock()
+    private var unmatched: [ObjectIdentifier: any ImageDownloaderOperationProtocol] = [:]
+    private var byTask: [Int: (task: URLSessionTask, target: Target)] = [:]
+
+    /// Routes the callbacks of the tasks `operation` creates itself (found by its `dataTask`).
+    func register(_ operation: any ImageDownloaderOperationProtocol) {
+        lock.withLock { unmatched[ObjectIdentifier(operation)] = operation }
+    }
+
+    /// Forgets `operation` (it finished).
+    func unregister(_ operation: any ImageDownloaderOperationProtocol) {
+        lock.withLock {
+            guard unmatched.removeValue(forKey: ObjectIdentifier(operation)) == nil else { return }
+            let bound = byTask.first { entry in
+                if case .delegate(let delegate, _) = entry.value.target { return delegate === operation }
+                return false
+            }
+            if let id = bound?.key { byTask[id] = nil }
+        }
+    }
+
+    /// Routes `task` to `delegate` (the operation whose delegate methods see the callbacks first, then hand
+    /// them to `transfer`).
+    func bind(_ task: URLSessionTask, to delegate: any URLSessionDataDelegate, transfer: URLSessionTransfer) {
+        lock.withLock {
+            if let operation = delegate as? any ImageDownloaderOperationProtocol {
+                unmatched[ObjectIdentifier(operation)] = nil
+            }
+            byTask[task.taskIdentifier] = (task, .delegate(delegate, transfer))
+        }
+    }
+
+    /// Routes `task` straight to its transfer.
+    func bind(_ task: URLSessionTask, to transfer: URLSessionTransfer) {
+        lock.withLock { byTask[task.taskIdentifier] = (task, .transfer(transfer)) }
+    }
+
+    /// Ends every task still routed: transfers cancel themselves (after a redirect or challenge decision in
+    /// progress: corelibs traps when its completion handler runs after `task.cancel()`, which
+    /// `invalidateAndCancel` would do); tasks an operation class made itself are cancelled.
+    func cancelAll() {
+        let entries = lock.withLock { Array(byTask.values) }
+        for (task, target) in entries {
+            switch target {
+            case .transfer(let transfer), .delegate(_, let transfer?): transfer.cancel()
+            case .delegate(_, nil): task.cancel()
+            }
+        }
+    }
+
+    private func target(for task: URLSessionTask) -> Target? {
+        lock.withLock {
+            if let found = byTask[task.taskIdentifier] { return found.target }
+            guard let (key, found) = unmatched.first(where: { $0.value.dataTask === task }) else { return nil }
+            unmatched[key] = nil
+            byTask[task.taskIdentifier] = (task, .delegate(found, nil))
+            return .delegate(found, nil)
+        }
+    }
+
+    private func forget(_ task: URLSessionTask) {
+        lock.withLock { byTask[task.taskIdentifier] = nil }
+    }
+
+    // MARK: - Forwarding
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let delegate: any URLSessionDataDelegate
+        switch target(for: dataTask) {
+        case .transfer(let transfer)?:
+            transfer.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+            return
+        case .delegate(let found, _)?:
+            delegate = found
+        case nil:
+            // A task nobody owns any more (its operation finished): stop it.
+            dataTask.cancel()
+            completionHandler(.allow)
+            return
+        }
+        #if canImport(FoundationNetworking)
+        delegate.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+        #else
+        if let forward = delegate.urlSession(_:dataTask:didReceive:completionHandler:) {
+            forward(session, dataTask, response, completionHandler)
+        } else {
+            completionHandler(.allow)
+        }
+        #endif
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let delegate: any URLSessionDataDelegate
+        switch target(for: dataTask) {
+        case .transfer(let transfer)?:
+            transfer.urlSession(session, dataTask: dataTask, didReceive: data)
+            return
+        case .delegate(let found, _)?:
+            delegate = found
+        case nil:
+            return
+        }
+        #if canImport(FoundationNetworking)
+        delegate.urlSession(session, dataTask: dataTask, didReceive: data)
+        #else
+        delegate.urlSession?(session, dataTask: dataTask, didReceive: data)
+        #endif
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let found = target(for: task)
+        forget(task)
+        let delegate: any URLSessionDataDelegate
+        switch found {
+        case .transfer(let transfer)?:
+            transfer.urlSession(session, task: task, didCompleteWithError: error)
+            return
+        case .delegate(let bound, _)?:
+            delegate = bound
+        case nil:
+            return
+        }
+        #if canImport(FoundationNetworking)
+        delegate.urlSession(session, task: task, didCompleteWithError: error)
+        #else
+        delegate.urlSession?(session, task: task, didCompleteWithError: error)
+        #endif
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let delegate: any URLSessionDataDelegate
+        switch target(for: task) {
+        case .transfer(let transfer)?:
+            transfer.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+            return
+        case .delegate(let found, _)?:
+            delegate = found
+        case nil:
+            // No owner: refuse (default handling hangs on Linux).
+            completionHandler(.cancelAuthenticationChallenge, nil)
+            return
+        }
+        #if canImport(FoundationNetworking)
+        delegate.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+        #else
+        if let forward = delegate.urlSession(_:task:didReceive:completionHandler:) {
+            forward(session, task, challenge, completionHandler)
+        } else {
+            completionHandler(.performDefaultHandling, nil)
+        }
+        #endif
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let delegate: any URLSessionDataDelegate
+        switch target(for: task) {
+        case .transfer(let transfer)?:
+            transfer.urlSession(
+                session, task: task, willPerformHTTPRedirection: response, newRequest: request,
+                completionHandler: completionHandler)
+            return
+        case .delegate(let found, _)?:
+            delegate = found
+        case nil:
+            // No owner: its operation finished and has cancelled (or is cancelling) the task. Calling the
+            // completion handler after a cancel traps in corelibs Foundation, so cancel and drop it.
+            task.cancel()
+            return
+        }
+        #if canImport(FoundationNetworking)
+        delegate.urlSession(
+            session, task: task, willPerformHTTPRedirection: response, newRequest: request,
+            completionHandler: completionHandler)
+        #else
+        if let forward = delegate.urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:) {
+            forward(session, task, response, request, completionHandler)
+        } else {
+            completionHandler(request)
+        }
+        #endif
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One transfer over URLSession: one data task, its delegate callbacks turned into `TransferClient` events.
+///
+/// The corelibs Foundation workarounds live here, not in the operation:
+/// - `completionHandler(.cancel)` for a response is ignored on Linux: every response is allowed, and the client
+///   rejects one by cancelling the transfer (`task.cancel()`).
+/// - Data keeps arriving after `cancel()`: once cancelled (or completed), no event reaches the client.
+/// - A redirect or challenge completion handler called after `task.cancel()` traps ("Received callback for HTTP
+///   redirection, but we're not waiting for it"): a cancel that arrives while one is being decided is issued
+///   right after it, and a decision arriving after a cancel is dropped.
+/// - `performDefaultHandling` for a challenge hangs forever and `useCredential` with nil crashes: a challenge
+///   gets the client's credential or is cancelled, and then the 401 is the final response.
+/// - A credential given after a redirect makes corelibs restart the ORIGINAL request (which redirects again:
+///   21 requests, then -1007): such a challenge is refused without asking the client.
+/// - The request timeout is truncated to whole seconds (0.5 fails at once): it is set to the idle timeout
+///   rounded up, a backstop behind the operation's own timeouts.
+/// - No server-trust challenge exists on Linux: with `.allowInvalidSSLCertificates` a TLS failure completes
+///   with `.unsupportedOnPlatform` saying so.
+///
+/// Not an `NSObject` (one per download): the session's callbacks reach it from the router directly, or through
+/// the delegate methods of an operation class that may override them.
+final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lock` guards the stage, task and decision flags
+    private enum Stage { case created, running, ended }
+
+    let request: TransferRequest
+    private let session: URLSession
+    private let router: SessionRouter?
+    private weak var client: (any TransferClient)?
+    /// Receives the task's callbacks first (the operation, whose overridable delegate methods hand them back
+    /// here); nil: this transfer is the task's delegate itself.
+    private weak var sessionDelegate: (any URLSessionDataDelegate)?
+    private let lock = NSLock()
+    // Only touched under `lock`: no dynamic exclusivity check needed.
+    @exclusivity(unchecked) private var stage = Stage.created
+    @exclusivity(unchecked) private var task: URLSessionDataTask?
+    /// A redirect or challenge completion handler is pending: a cancel waits until it was called.
+    @exclusivity(unchecked) private var deciding = false
+    @exclusivity(unchecked) private var cancelAfterDecision = false
+    /// A redirect was followed (see the challenge workaround).
+    @exclusivity(unchecked) private var redirected = false
+
+    init(
+        session: URLSession, router: SessionRouter?, request: TransferRequest, client: any TransferClient,
+        sessionDelegate: (any URLSessionDataDelegate)?
+    ) {
+        self.session = session
+        self.router = router
+        self.request = request
+        self.client = client
+        self.sessionDelegate = sessionDelegate
+    }
+
+    /// The data task, once resumed.
+    var dataTask: URLSessionDataTask? { lock.withLock { task } }
+
+    /// Whether `task` is this transfer's and still reports events.
+    func owns(_ task: URLSessionTask) -> Bool {
+        lock.withLock { stage == .running && self.task === task }
+    }
+
+    // MARK: - TransportTransfer
+
+    func resume() {
+        guard lock.withLock({ stage == .created }) else { return }
+        var urlRequest = request.urlRequest
+        let backstop = DownloadSettings.backstopTimeout(idle: request.idleTimeout)
+        if urlRequest.timeoutInterval != backstop { urlRequest.timeoutInterval = backstop }
+        let task = session.dataTask(with: urlRequest)
+        // corelibs stores the priority but libcurl does not use it; set it anyway (Apple uses it).
+        if request.priority != URLSessionTask.defaultPriority { task.priority = request.priority }
+        if let sessionDelegate {
+            router?.bind(task, to: sessionDelegate, transfer: self)
+        } else {
+            router?.bind(task, to: self)
+        }
+        let cancelledMeanwhile: Bool = lock.withLock {
+            self.task = task
+            guard stage == .created else { return true }
+            stage = .running
+            return false
+        }
+        task.resume()
+        if cancelledMeanwhile { task.cancel() }
+    }
+
+    func cancel() {
+        let toCancel: URLSessionDataTask? = lock.withLock {
+            guard stage != .ended else { return nil }
+            let wasRunning = stage == .running
+            stage = .ended
+            guard wasRunning else { return nil }
+            if deciding {
+                cancelAfterDecision = true
+                return nil
+            }
+            return task
+        }
+        toCancel?.cancel()
+    }
+
+    /// URLSession has no backpressure on Linux (and no reliable one elsewhere for data tasks): ignored; the
+    /// operation's size limit bounds memory.
+    func suspendReading() {}
+    func resumeReading() {}
+
+    func setPriority(_ priority: Float) {
+        guard let task = lock.withLock({ task }), task.priority != priority else { return }
+        task.priority = priority
+    }
+
+    // MARK: - The session's callbacks (from the router, or from the operation's delegate methods)
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        // Always allow: `.cancel` is ignored on Linux, so the client rejects a response with `cancel()`.
+        defer { completionHandler(.allow) }
+        guard owns(dataTask), let client else { return }
+        client.transfer(self, didReceive: response)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        // Data keeps arriving after cancel() on Linux: dropped here.
+        guard owns(dataTask), let client else { return }
+        client.transfer(self, didReceive: data)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // After `task.cancel()` the completion handler must not run (corelibs traps); the cancel ends the task.
+        guard beginDecision(task) else { return }
+        let decision = client?.transfer(self, willRedirect: response, to: request)
+        if decision != nil { lock.withLock { redirected = true } }
+        completionHandler(decision)
+        endDecision()
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(Security)
+        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+            // Apple platforms only: Linux has no server-trust challenge (an invalid certificate simply fails).
+            if self.request.allowsInvalidCertificates, let trust = challenge.protectionSpace.serverTrust {
+                completionHandler(.useCredential, URLCredential(trust: trust))
+            } else {
+                completionHandler(.performDefaultHandling, nil)
+            }
+            return
+        }
+        #endif
+        guard beginDecision(task) else {
+            completionHandler(.cancelAuthenticationChallenge, nil)
+            return
+        }
+        var credential: URLCredential?
+        #if canImport(FoundationNetworking)
+        let askClient = !lock.withLock { redirected }
+        #else
+        let askClient = true
+        #endif
+        if askClient { credential = client?.transfer(self, didReceive: TransferChallenge(challenge)) }
+        if let credential {
+            completionHandler(.useCredential, credential)
+            endDecision()
+            return
+        }
+        // Never `.performDefaultHandling` (it hangs forever on Linux) and never a nil credential (it crashes).
+        completionHandler(.cancelAuthenticationChallenge, nil)
+        // The 401 already reached the client: it is the final response. Report the end and stop the task.
+        let (live, current): (Bool, URLSessionDataTask?) = lock.withLock {
+            deciding = false
+            cancelAfterDecision = false
+            let live = stage == .running
+            stage = .ended
+            return (live, self.task)
+        }
+        if live { client?.transfer(self, didCompleteWith: nil, metrics: TransferMetrics()) }
+        current?.cancel()
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let live: Bool = lock.withLock {
+            guard stage == .running, self.task === task else { return false }
+            stage = .ended
+            return true
+        }
+        guard live, let client else { return }
+        client.transfer(self, didCompleteWith: error.map(transferError), metrics: TransferMetrics())
+    }
+
+    // MARK: - Helpers
+
+    private func beginDecision(_ task: URLSessionTask) -> Bool {
+        lock.withLock {
+            guard stage == .running, self.task === task else { return false }
+            deciding = true
+            return true
+        }
+    }
+
+    /// Issues the cancel that arrived while the decision was being made, after its completion handler (queued
+    /// behind that handler's own work on the task's queue, so corelibs sees them in order).
+    private func endDecision() {
+        let deferred: URLSessionDataTask? = lock.withLock {
+            deciding = false
+            defer { cancelAfterDecision = false }
+            return cancelAfterDecision ? task : nil
+        }
+        deferred?.cancel()
+    }
+
+    /// A `URLError` as the seam expects it; a TLS failure with `.allowInvalidSSLCertificates` on Linux says that
+    /// the platform cannot accept an invalid certificate instead of looking like an ordinary network error.
+    private func transferError(_ error: any Error) -> any Error {
+        guard let urlError = error as? URLError else {
+            return URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])
+        }
+        #if canImport(FoundationNetworking)
+        if request.allowsInvalidCertificates, request.urlRequest.url?.scheme?.lowercased() == "https" {
+            let tlsCodes: Set<URLError.Code> = [
+                .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+                .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+            ]
+            let message = urlError.localizedDescription
+            if tlsCodes.contains(urlError.code) || message.contains("SSL") || message.contains("certificate") {
+                return ImageDownloaderError.unsupportedOnPlatform(
+                    "allowInvalidSSLCertificates: URLSession on Linux cannot accept an invalid certificate (\(message))")
+            }
+        }
+        #endif
+        return urlError
+    }
+}
+
+extension TransferChallenge {
+    /// The transport-neutral form of a URLSession challenge.
+    init(_ challenge: URLAuthenticationChallenge) {
+        let space = challenge.protectionSpace
+        self.init(
+            host: space.host, port: space.port, authenticationMethod: space.authenticationMethod, realm: space.realm,
+            previousFailureCount: challenge.previousFailureCount, isProxy: space.isProxy())
+    }
+}

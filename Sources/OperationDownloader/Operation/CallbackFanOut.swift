@@ -1,0 +1,149 @@
+import Foundation
+import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a download ends: one error for every caller, or the decoded variants.
+enum DownloadEnding {
+    case failure(any Error)
+    case images(FinalImages)
+}
+
+/// Everything that reaches an operation's callers: progress, partial images, notifications, and the one final
+/// answer per caller (with the memory-cache write before it).
+///
+/// Thread hops are few on purpose (each one to an idle queue is a context switch on Linux): the callers on the
+/// operation's callback queue and the notifications still due go out in ONE block on that queue; callers with
+/// their own queue get a block there.
+final class CallbackFanOut: Sendable {
+    let callbackQueue: DispatchQueue
+    private let store = CallbackStore()
+    private let postsNotifications: Bool
+    private let url: URL?
+    /// Where successful images are cached, and the request they are cached for (the caller's, before any
+    /// modifier); nil without a memory cache.
+    private let memoryCache: (cache: any ImageRequestCache, request: URLRequest)?
+
+    init(
+        callbackQueue: DispatchQueue, postsNotifications: Bool, url: URL?,
+        memoryCache: (cache: any ImageRequestCache, request: URLRequest)?
+    ) {
+        self.callbackQueue = callbackQueue
+        self.postsNotifications = postsNotifications
+        self.url = url
+        self.memoryCache = memoryCache
+    }
+
+    // MARK: - Callers
+
+    /// False when the operation no longer takes callers.
+    func add(_ record: CallbackRecord) -> Bool { store.add(record) }
+
+    /// See `CallbackStore.remove`.
+    func remove(_ record: CallbackRecord) -> (removed: Bool, wasLast: Bool) { store.remove(record) }
+
+    var snapshot: [CallbackRecord] { store.snapshot }
+
+    // MARK: - While the bytes arrive
+
+    func reportProgress(_ received: Int, _ expected: Int) {
+        for record in store.snapshot { record.deliverProgress(received, expected, url) }
+    }
+
+    /// A partial image of the incremental decoder for `decoding`: to each caller of that decoding, through its
+    /// transformer (once per distinct transformer; a transformer that throws on a partial image just skips it,
+    /// so a caller never sees untransformed pixels).
+    func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding) {
+        var transformed: [String: DecodedImage?] = [:]
+        for record in store.snapshot where record.variant.decoding == decoding {
+            guard let transformer = record.transformer else {
+                record.deliverPartial(image)
+                continue
+            }
+            let key = record.variant.transformerKey ?? ""
+            if transformed[key] == nil { transformed[key] = .some(try? transformer.transform(image)) }
+            if case .some(.some(var output)) = transformed[key] {
+                output.isIncomplete = true
+                record.deliverPartial(output)
+            }
+        }
+    }
+
+    /// Posts `names` in order from one callback-queue block (a block per notification was a measurable share
+    /// of a small download's CPU, Docs/Benchmarks.md).
+    func post(_ names: [Notification.Name], object: AnyObject) {
+        guard postsNotifications, !names.isEmpty else { return }
+        let sender = UncheckedSender(object)
+        callbackQueue.async {
+            for name in names { NotificationCenter.default.post(name: name, object: sender.object) }
+        }
+    }
+
+    // MARK: - The end
+
+    /// Closes the store and answers every caller once (`notifications` first, in the same block): each caller
+    /// its variant's image or its own error. The memory cache gets each variant's image once, before any
+    /// caller runs, so a request made from a completion already hits it.
+    func answerAll(_ ending: DownloadEnding, after notifications: [Notification.Name], object: AnyObject) {
+        let notifications = postsNotifications ? notifications : []
+        let records = store.closeAndTakeAll()
+        var answers = ContiguousArray<Answer>()
+        answers.reserveCapacity(records.count)
+        switch ending {
+        case .failure(let error):
+            for _ in records { answers.append(Answer(image: nil, data: nil, error: error)) }
+        case .images(let images):
+            for record in records {
+                let (image, error) = images.answer(for: record)
+                answers.append(Answer(image: image, data: error == nil ? images.data : nil, error: error))
+            }
+            writeMemoryCache(records, answers)
+        }
+        var sameQueue = ContiguousArray<(ImageDownloaderCompletedHandler, Answer)>()
+        for (record, answer) in zip(records, answers) {
+            guard let completed = record.completed else { continue }
+            if record.queue === callbackQueue {
+                sameQueue.append((completed, answer))
+            } else {
+                record.deliverFinal(image: answer.image, data: answer.data, error: answer.error)
+            }
+        }
+        guard !notifications.isEmpty || !sameQueue.isEmpty else { return }
+        let sender = UncheckedSender(object)
+        callbackQueue.async { [sameQueue] in
+            for name in notifications { NotificationCenter.default.post(name: name, object: sender.object) }
+            for (completed, answer) in sameQueue { completed(answer.image, answer.data, answer.error, true) }
+        }
+    }
+
+    /// One caller's final answer.
+    private struct Answer {
+        let image: DecodedImage?
+        let data: Data?
+        let error: (any Error)?
+    }
+
+    /// Each variant's complete image once (never an incomplete one).
+    private func writeMemoryCache(_ records: [CallbackRecord], _ answers: ContiguousArray<Answer>) {
+        guard let (cache, request) = memoryCache else { return }
+        var written: [ImageVariant] = []
+        for (record, answer) in zip(records, answers) {
+            guard let image = answer.image, !image.isIncomplete, !written.contains(record.variant) else { continue }
+            written.append(record.variant)
+            let identifier = record.memoryCacheIdentifier
+            if cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) {
+                cache.add(image, for: request, withAdditionalIdentifier: identifier)
+            }
+        }
+    }
+}
+
+/// The notification sender (the operation), carried into a callback-queue block.
+private struct UncheckedSender: @unchecked Sendable {  // the operation is Sendable; `AnyObject` just does not say so
+    let object: AnyObject
+
+    init(_ object: AnyObject) {
+        self.object = object
+    }
+}

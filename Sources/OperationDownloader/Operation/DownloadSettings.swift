@@ -1,0 +1,59 @@
+import Foundation
+import Decoding
+
+/// The settings one operation runs with, resolved once from its context and options. Every default lives
+/// here: the configuration's initial values and an operation made without a downloader use the same ones.
+struct DownloadSettings: Sendable {
+    /// `downloadTimeout` when none (or 0 or less) is given: the idle timeout, in seconds.
+    static let defaultIdleTimeout: TimeInterval = 15
+    static let defaultMaximumResponseSize = 256 * 1024 * 1024
+    static let defaultProgressiveDecodingInterval: TimeInterval = 0.1
+
+    /// No byte for this long fails the transfer (SPEC §10).
+    let idleTimeout: TimeInterval
+    /// The cap on one transfer, or nil.
+    let maximumDownloadDuration: TimeInterval?
+    let maximumResponseSize: Int
+    let callbackQueue: DispatchQueue
+    let progressiveDecodingInterval: TimeInterval
+    let codersManager: ImageCodersManager
+    let postsNotifications: Bool
+    /// Whether progressive decoding runs (`.progressiveLoad`, and no decryptor: encrypted bytes cannot be
+    /// decoded as they arrive).
+    let decodesProgressively: Bool
+    /// Whether the first bytes are checked for a non-image body (a caller wants an image and no decryptor
+    /// hides the bytes).
+    let sniffsBody: Bool
+
+    @inline(__always)
+    init(options: ImageDownloaderOptions, context: ImageDownloaderContext) {
+        idleTimeout = Self.idleTimeout(context.downloadTimeout)
+        let duration = context.maximumDownloadDuration ?? 0
+        maximumDownloadDuration = duration.isFinite && duration > 0 ? duration : nil
+        maximumResponseSize = context.maximumResponseSize ?? Self.defaultMaximumResponseSize
+        callbackQueue = context.callbackQueue ?? ImageDownloader.platformDefaultCallbackQueue
+        progressiveDecodingInterval = context.progressiveDecodingInterval ?? Self.defaultProgressiveDecodingInterval
+        codersManager = context.codersManager ?? .shared
+        postsNotifications = context.postsNotifications ?? true
+        decodesProgressively = options.contains(.progressiveLoad) && context.decryptor == nil
+        sniffsBody = !options.contains(.avoidDecodeImage) && context.decryptor == nil
+    }
+
+    /// The idle timeout for a `downloadTimeout` value: 0, less, nil or not finite means the default.
+    static func idleTimeout(_ seconds: TimeInterval?) -> TimeInterval {
+        guard let seconds, seconds.isFinite, seconds > 0 else { return defaultIdleTimeout }
+        return seconds
+    }
+
+    /// Seconds the transport's own timeout lags behind the package's, so the package's always fires first.
+    static let backstopMargin: TimeInterval = 5
+
+    /// The transport's own backstop for an idle timeout: whole seconds (URLSession on Linux truncates the
+    /// request timeout, so 0.5 would fail at once), the idle timeout rounded up plus `backstopMargin`. Never
+    /// equal to it: corelibs' timer firing while a redirect decision is pending ends the task under the
+    /// decision, and its completion handler then traps ("Received callback for HTTP redirection, but we're not
+    /// waiting for it"); the package's timer cancels the transfer the safe way first.
+    static func backstopTimeout(idle seconds: TimeInterval?) -> TimeInterval {
+        max(1, idleTimeout(seconds).rounded(.up)) + backstopMargin
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The last step of a download, once its bytes are complete (on the coder queue, or on the transport's thread
+/// when nobody wants an image): empty body, `.ignoreCachedResponse`, the decryptor, then one image per variant
+/// the callers want (`FinalImages`).
+struct FinalDecodeStep {
+    let url: URL?
+    let settings: DownloadSettings
+    let decryptor: (any ImageDownloaderDecryptor)?
+    let maximumPixelCount: Int?
+    let transaction: HTTPCacheTransaction
+
+    /// How the download ends. `callers`: decoded for them while the store is still open (a caller joining
+    /// later gets its variant decoded when it is answered); nil when nobody wants an image.
+    func run(
+        _ received: Data, response: URLResponse?, progressive: ProgressiveDecoding?, callers: [CallbackRecord]?
+    ) -> DownloadEnding {
+        guard !received.isEmpty else { return .failure(ImageDownloaderError.badImageData("empty response body")) }
+        if transaction.isCachedBody(received) { return .failure(ImageDownloaderError.cacheNotModified) }
+        var data = received
+        if let decryptor {
+            guard let decrypted = decryptor.decryptedData(with: received, response: response), !decrypted.isEmpty else {
+                return .failure(ImageDownloaderError.badImageData("the decryptor returned no data"))
+            }
+            data = decrypted
+        }
+        let coders = settings.codersManager
+        var finished: [ImageVariant.Decoding: FinalImages.Outcome] = [:]
+        for (decoding, outcome) in progressive?.finish() ?? [:] {
+            let scale = decoding.options(url: url, defaultMaximumPixelCount: nil).scaleFactor
+            finished[decoding] = FinalImages.checked(outcome, data: data, scale: scale, coders: coders.coders)
+        }
+        let images = FinalImages(
+            data: data, url: url, manager: coders, maximumPixelCount: maximumPixelCount, finishedProgressively: finished)
+        if let callers { images.prepare(callers) }
+        return .images(images)
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Decoding
+
+/// The final decode step of one download: the body (decrypted) decoded once per distinct
+/// `ImageVariant.Decoding` and transformed once per distinct variant, lazily, so that callers who join late
+/// still get theirs; then each caller's answer (SPEC §10).
+///
+/// Results are computed on first request and kept until the operation answers its callers: a caller never
+/// waits for a variant nobody asked for. Progressive downloads hand in the images their incremental decoders
+/// finished, so those variants are not decoded again.
+final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; decoding runs outside it on one queue at a time
+    typealias Outcome = Result<DecodedImage, any Error>
+
+    let data: Data
+    private let url: URL?
+    private let manager: ImageCodersManager
+    /// The operation's pixel limit, for variants that set none.
+    private let maximumPixelCount: Int?
+    private let lock = NSLock()
+    private var decoded: [ImageVariant.Decoding: Outcome]
+    private var transformed: [ImageVariant: Outcome] = [:]
+
+    init(
+        data: Data, url: URL?, manager: ImageCodersManager, maximumPixelCount: Int?,
+        finishedProgressively: [ImageVariant.Decoding: Outcome] = [:]
+    ) {
+        self.data = data
+        self.url = url
+        self.manager = manager
+        self.maximumPixelCount = maximumPixelCount
+        self.decoded = finishedProgressively
+    }
+
+    /// Computes what `records` will be answered with (before the store closes, so the answers can go out at once).
+    func prepare(_ records: [CallbackRecord]) {
+        for record in records { _ = answer(for: record) }
+    }
+
+    /// The caller's answer: its variant's image (or the data only), or the error that fails it alone.
+    func answer(for record: CallbackRecord) -> (image: DecodedImage?, error: (any Error)?) {
+        guard let decoding = record.variant.decoding else { return (nil, nil) }
+        let image: DecodedImage
+        switch decode(decoding) {
+        case .failure(let error): return (nil, error)
+        case .success(let value): image = value
+        }
+        if image.isIncomplete && !record.allowsIncompleteImages {
+            return (nil, ImageDownloaderError.badImageData(
+                "truncated: the data (\(data.count) bytes) ends before the image is complete; "
+                    + "set allowsIncompleteImages to receive the partial image"))
+        }
+        switch transform(image, variant: record.variant, with: record.transformer) {
+        case .failure(let error): return (nil, error)
+        case .success(var output):
+            output.isIncomplete = image.isIncomplete
+            return (output, nil)
+        }
+    }
+
+    private func decode(_ decoding: ImageVariant.Decoding) -> Outcome {
+        if let known = lock.withLock({ decoded[decoding] }) { return known }
+        let options = decoding.options(url: url, defaultMaximumPixelCount: maximumPixelCount)
+        let outcome: Outcome
+        do {
+            var image = try manager.decode(data, options: options)
+            image.scale = options.scaleFactor
+            outcome = image.width > 0 && image.height > 0 && !image.pixels.isEmpty
+                ? .success(image) : .failure(ImageDownloaderError.badImageData("image has zero pixels"))
+        } catch {
+            outcome = .failure(Self.downloaderError(forDecoding: error, data: data, coders: manager.coders))
+        }
+        lock.withLock { decoded[decoding] = outcome }
+        return outcome
+    }
+
+    private func transform(_ image: DecodedImage, variant: ImageVariant, with transformer: (any ImageTransformer)?) -> Outcome {
+        guard let transformer else { return .success(image) }
+        if let known = lock.withLock({ transformed[variant] }) { return known }
+        let outcome = Result { try transformer.transform(image) }
+        lock.withLock { transformed[variant] = outcome }
+        return outcome
+    }
+
+    /// A progressive decoder's final outcome, checked like a one-shot decode (zero pixels, typed errors).
+    static func checked(_ outcome: Outcome, data: Data, scale: Double, coders: @autoclosure () -> [any ImageCoder]) -> Outcome {
+        switch outcome {
+        case .success(var image):
+            guard image.width > 0, image.height > 0, !image.pixels.isEmpty else {
+                return .failure(ImageDownloaderError.badImageData("image has zero pixels"))
+            }
+            image.scale = scale
+            return .success(image)
+        case .failure(let error):
+            return .failure(downloaderError(forDecoding: error, data: data, coders: coders()))
+        }
+    }
+
+    /// The error a caller gets when the decoder threw: the decoder's typed cause (`.decodingFailed`), except
+    /// for data no coder knows: a missing codec library is `.unsupportedOnPlatform` naming what to install,
+    /// and data that is no image at all is `.badImageData` saying what it looks like.
+    static func downloaderError(forDecoding error: any Error, data: Data, coders: [any ImageCoder]) -> ImageDownloaderError {
+        if let already = error as? ImageDownloaderError { return already }
+        guard let decodingError = error as? ImageDecodingError else {
+            return .decodingFailed(.corrupt(String(describing: error)))
+        }
+        guard decodingError == .unsupportedFormat else { return .decodingFailed(decodingError) }
+        let format = ImageFormat(sniffing: data)
+        if format == .undefined {
+            if let what = BodySniffer.describeNonImage(data) { return .badImageData("not an image: the body is \(what)") }
+            return .badImageData(
+                "not an image: no registered coder recognises the data (it starts with \(BodySniffer.hexPrefix(data)))")
+        }
+        if let missing = MissingCodecLibrary.reason(for: format, coders: coders) { return .unsupportedOnPlatform(missing) }
+        return .decodingFailed(decodingError)
+    }
+}
+
+/// The system libraries behind the optional coders, and how to install them (Debian names).
+enum MissingCodecLibrary {
+    /// Why `format` cannot be decoded here when its coder is registered but its library is missing, or nil.
+    static func reason(for format: ImageFormat, coders: [any ImageCoder]) -> String? {
+        switch format {
+        case .webp:
+            return coders.lazy.compactMap { ($0 as? WebPCoder)?.unavailableReason }.first
+                .map { "WebP needs libwebp (\($0)): apt-get install libwebp7" }
+        case .heic, .heif, .avif:
+            return coders.lazy.compactMap { ($0 as? HEIFCoder)?.unavailableReason }.first
+                .map { "HEIF and AVIF need libheif (\($0)): apt-get install libheif1" }
+        case .tiff:
+            return coders.lazy.compactMap { ($0 as? TIFFCoder)?.unavailableReason }.first
+                .map { "TIFF needs libtiff (\($0)): apt-get install libtiff6" }
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// The timeouts of one transfer (SPEC §10): the idle timeout (`downloadTimeout`: no byte for that long) and
+/// the optional cap on the whole transfer (`maximumDownloadDuration`).
+///
+/// Both start when the transfer starts and stop when it completes, so decoding never counts against them.
+/// Any event of the transfer (response, body bytes, redirect, challenge) is activity; the operation records
+/// its time (`DeadlineMonitor.now()`) in the attempt, under the lock it holds for the event anyway, and the
+/// monitor reads it only when the idle deadline comes due. Enforced here, with the shared `DeadlineMonitor`,
+/// for every transport: a transport's own timeout is only a backstop. A value: the running registrations
+/// live in the attempt, under the operation's lock.
+struct TransferTimeouts: Sendable {
+    /// The registrations of a started transfer (nil: none, or stopped).
+    struct Running: Sendable {
+        var idle: DeadlineMonitor.Registration?
+        var total: DeadlineMonitor.Registration?
+    }
+
+    let monitor: DeadlineMonitor
+    let idle: TimeInterval
+    let maximumDuration: TimeInterval?
+
+    /// Starts both clocks. `lastActivity`: the monitor time of the transfer's latest event; `onTimeout` runs (at
+    /// most once per clock, on the monitor's queue) when one runs out.
+    func start(lastActivity: @escaping @Sendable () -> UInt64, onTimeout: @escaping @Sendable () -> Void) -> Running {
+        Running(
+            idle: monitor.register(idle: idle, lastActivity: lastActivity, handler: onTimeout),
+            total: maximumDuration.map { monitor.register(after: $0, handler: onTimeout) })
+    }
+
+    /// Stops the clocks of `running` (idempotent for the monitor).
+    func stop(_ running: Running) {
+        if let idle = running.idle { monitor.unregister(idle) }
+        if let total = running.total { monitor.unregister(total) }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import OperationDownloader
+
+/// A transport driven by the test (issue 14; Nuke's `MockDataLoader`, swift-nio's `EmbeddedChannel`): each
+/// transfer waits for the test to deliver its events, on the test's thread, one at a time. Events after a
+/// cancel are dropped as the seam's contract says, unless `deliversAfterCancel` simulates a transport whose
+/// event was already running (the operation must drop them itself then).
+final class ScriptedTransport: DownloadTransport, @unchecked Sendable {  // `lock` guards every var
+    private let lock = NSLock()
+    private var made: [ScriptedTransfer] = []
+    private var waiters: [(index: Int, continuation: CheckedContinuation<ScriptedTransfer?, Never>)] = []
+    private var invalidationCalls: [Bool] = []
+    /// What `unsupportedReason(for:)` answers.
+    let refuse: @Sendable (URL) -> String?
+
+    init(refuse: @escaping @Sendable (URL) -> String? = { _ in nil }) {
+        self.refuse = refuse
+    }
+
+    func makeTransfer(_ request: TransferRequest, client: any TransferClient) -> any TransportTransfer {
+        let transfer = ScriptedTransfer(request: request, client: client)
+        let ready: [CheckedContinuation<ScriptedTransfer?, Never>] = lock.withLock {
+            made.append(transfer)
+            let index = made.count - 1
+            let matching = waiters.filter { $0.index == index }
+            waiters.removeAll { $0.index == index }
+            return matching.map(\.continuation)
+        }
+        ready.forEach { $0.resume(returning: transfer) }
+        return transfer
+    }
+
+    func invalidate(cancellingTransfers: Bool) {
+        lock.withLock { invalidationCalls.append(cancellingTransfers) }
+    }
+
+    func unsupportedReason(for url: URL) -> String? { refuse(url) }
+
+    /// Every transfer made so far.
+    var transfers: [ScriptedTransfer] { lock.withLock { made } }
+
+    /// The `index`-th transfer (0-based), once the operation has made AND resumed it; nil if that does not
+    /// happen within `timeout` (a bound against hangs, never a timing assertion).
+    func transfer(_ index: Int = 0, timeout: TimeInterval = 30) async -> ScriptedTransfer? {
+        let found: ScriptedTransfer? = await withCheckedContinuation { continuation in
+            let existing: ScriptedTransfer? = lock.withLock {
+                if index < made.count { return made[index] }
+                waiters.append((index, continuation))
+                return nil
+            }
+            if let existing { continuation.resume(returning: existing) }
+            if existing == nil {
+                afterTimeout(timeout) {
+                    let expired: CheckedContinuation<ScriptedTransfer?, Never>? = self.lock.withLock {
+                        guard let at = self.waiters.firstIndex(where: { $0.index == index }) else { return nil }
+                        return self.waiters.remove(at: at).continuation
+                    }
+                    expired?.resume(returning: nil)
+                }
+            }
+        }
+        guard let found, await found.resumed(timeout: timeout) else { return nil }
+        return found
+    }
+}
+
+/// One scripted transfer: the test plays the server.
+final class ScriptedTransfer: TransportTransfer, @unchecked Sendable {  // `lock` guards every var
+    let request: TransferRequest
+    private weak var client: (any TransferClient)?
+    private let lock = NSLock()
+    private var isResumed = false
+    private var resumeWaiters: [CheckedContinuation<Bool, Never>] = []
+    private var cancels = 0
+    private var priorities: [Float] = []
+    private var deciding = false
+    private var cancelsWhileDeciding = 0
+    private var ended = false
+    /// Deliver events even after `cancel()` (as corelibs does with data already read).
+    var deliversAfterCancel = false
+
+    init(request: TransferRequest, client: any TransferClient) {
+        self.request = request
+        self.client = client
+    }
+
+    // MARK: - What the operation did
+
+    var cancelCount: Int { lock.withLock { cancels } }
+    var isCancelled: Bool { cancelCount > 0 }
+    /// `setPriority` calls, in order.
+    var priorityChanges: [Float] { lock.withLock { priorities } }
+    /// Cancels that arrived while a redirect or challenge was being decided.
+    var cancelsDuringDecisions: Int { lock.withLock { cancelsWhileDeciding } }
+
+    func resumed(timeout: TimeInterval) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let now: Bool = lock.withLock {
+                if isResumed { return true }
+                resumeWaiters.append(continuation)
+                return false
+            }
+            if now {
+                continuation.resume(returning: true)
+                return
+            }
+            afterTimeout(timeout) {
+                let expired: [CheckedContinuation<Bool, Never>] = self.lock.withLock {
+                    defer { self.resumeWaiters = [] }
+                    return self.resumeWaiters
+                }
+                expired.forEach { $0.resume(returning: false) }
+            }
+        }
+    }
+
+    // MARK: - TransportTransfer
+
+    func resume() {
+        let waiting: [CheckedContinuation<Bool, Never>] = lock.withLock {
+            isResumed = true
+            defer { resumeWaiters = [] }
+            return resumeWaiters
+        }
+        waiting.forEach { $0.resume(returning: true) }
+    }
+
+    func cancel() {
+        lock.withLock {
+            cancels += 1
+            if deciding { cancelsWhileDeciding += 1 }
+        }
+    }
+
+    func suspendReading() {}
+    func resumeReading() {}
+
+    func setPriority(_ priority: Float) {
+        lock.withLock { priorities.append(priority) }
+    }
+
+    // MARK: - Events (the test plays the server)
+
+    /// The client when an event may be delivered now.
+    private func deliverable() -> (any TransferClient)? {
+        let ok: Bool = lock.withLock { isResumed && !ended && (cancels == 0 || deliversAfterCancel) }
+        return ok ? client : nil
+    }
+
+    /// Headers of a response; returns whether the event was delivered.
+    @discardableResult
+    func respond(status: Int = 200, headers: [String: String] = ["Content-Type": "image/png"], url: URL? = nil) -> Bool {
+        guard let client = deliverable(),
+              let response = HTTPURLResponse(
+                url: url ?? request.urlRequest.url ?? URL(fileURLWithPath: "/"), statusCode: status, httpVersion: "HTTP/1.1",
+                headerFields: headers)
+        else { return false }
+        client.transfer(self, didReceive: response)
+        return true
+    }
+
+    @discardableResult
+    func send(_ data: Data) -> Bool {
+        guard let client = deliverable() else { return false }
+        client.transfer(self, didReceive: data)
+        return true
+    }
+
+    /// `data` in `count` pieces of about equal size.
+    func send(_ data: Data, inChunks count: Int) {
+        let size = max(1, (data.count + count - 1) / count)
+        var offset = 0
+        while offset < data.count {
+            send(data.subdata(in: offset..<min(data.count, offset + size)))
+            offset += size
+        }
+    }
+
+    /// A 3xx to `url`: the client's decision (nil: not followed).
+    func redirect(to url: URL, status: Int = 302) -> URLRequest? {
+        guard let client = deliverable(), let from = request.urlRequest.url,
+              let response = HTTPURLResponse(url: from, statusCode: status, httpVersion: "HTTP/1.1",
+                                             headerFields: ["Location": url.absoluteString])
+        else { return nil }
+        lock.withLock { deciding = true }
+        defer { lock.withLock { deciding = false } }
+        return client.transfer(self, willRedirect: response, to: URLRequest(url: url))
+    }
+
+    /// A Basic challenge. As the URLSession adapter does, a refusal makes the 401 final: the transfer completes.
+    func challenge(host: String? = nil, previousFailureCount: Int = 0) -> URLCredential? {
+        guard let client = deliverable() else { return nil }
+        let challenge = TransferChallenge(
+            host: host ?? request.urlRequest.url?.host ?? "", port: request.urlRequest.url?.port ?? 80,
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic, realm: "scripted",
+            previousFailureCount: previousFailureCount)
+        lock.withLock { deciding = true }
+        let credential = client.transfer(self, didReceive: challenge)
+        lock.withLock { deciding = false }
+        if credential == nil { complete() }
+        return credential
+    }
+
+    /// The end; returns whether it was delivered.
+    @discardableResult
+    func complete(error: (any Error)? = nil, metrics: TransferMetrics = TransferMetrics()) -> Bool {
+        guard let client = deliverable() else { return false }
+        lock.withLock { ended = true }
+        client.transfer(self, didCompleteWith: error, metrics: metrics)
+        return true
+    }
+}

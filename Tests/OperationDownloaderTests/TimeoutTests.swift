@@ -1,0 +1,146 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Decoding
+import Testing
+@testable import OperationDownloader
+
+/// Issue 12, point 3 (SPEC §10): `downloadTimeout` is an idle timeout, `maximumDownloadDuration` caps a
+/// transfer, both stop when the transfer completes (decoding never counts), and 0 means 15 s.
+/// The deadline tests run on a manual clock: the test moves time, so nothing depends on the machine's speed.
+@Suite struct TimeoutTests {
+    let server = FixtureServer.shared
+
+    // MARK: - The monitor's idle registrations
+
+    @Test func anIdleDeadlineMovesWithActivityAndFiresOnceIdle() {
+        let (monitor, clock) = makeManualMonitor()
+        let activity = Locked<UInt64>(monitor.now())
+        let fired = Locked(0)
+        _ = monitor.register(idle: 1, lastActivity: { activity.current }) { fired.withLock { $0 += 1 } }
+        clock.advance(by: 0.8)
+        activity.withLock { $0 = monitor.now() }
+        clock.advance(by: 0.5)   // 1.3 s after the start, 0.5 s after the activity
+        #expect(fired.current == 0)
+        clock.advance(by: 0.6)   // 1.1 s after the activity
+        #expect(fired.current == 1)
+        clock.advance(by: 10)
+        #expect(fired.current == 1)
+        #expect(monitor.pendingCount == 0)
+    }
+
+    @Test func unregisteringAnIdleDeadlineWhileItIsCheckedWins() {
+        let (monitor, clock) = makeManualMonitor()
+        let fired = Locked(0)
+        let box = Locked<DeadlineMonitor.Registration?>(nil)
+        // The owner's `lastActivity` unregisters (as a finishing operation would, on another thread).
+        let registration = monitor.register(idle: 1, lastActivity: {
+            if let registration = box.current { monitor.unregister(registration) }
+            return 0
+        }) { fired.withLock { $0 += 1 } }
+        box.withLock { $0 = registration }
+        clock.advance(by: 2)
+        #expect(fired.current == 0)
+        #expect(monitor.pendingCount == 0)
+    }
+
+    // MARK: - Downloads (scripted transport: only the manual clock counts, no transport timer races it)
+
+    @Test func noByteForTheIdleTimeoutFailsWithTimedOut() async throws {
+        let harness = ScriptedHarness { $0.downloadTimeout = 5 }
+        let (recorder, _) = harness.download()
+        let transfer = try #require(await harness.transport.transfer())
+        harness.clock.advance(by: 4.9)
+        await harness.drained()
+        #expect(recorder.finals.isEmpty)
+        harness.clock.advance(by: 0.2)
+        await recorder.completion()
+        #expect(recorder.downloaderError?.caseName == "network-1001", "got \(String(describing: recorder.final?.error))")
+        #expect(transfer.cancelCount == 1)
+    }
+
+    @Test func aZeroTimeoutMeansFifteenSeconds() async throws {
+        let harness = ScriptedHarness { $0.downloadTimeout = 0 }
+        #expect(harness.downloader.configuration.sessionConfiguration.timeoutIntervalForRequest
+            == 15 + DownloadSettings.backstopMargin)
+        let (recorder, _) = harness.download(context: ImageDownloaderContext(downloadTimeout: -3))
+        let transfer = try #require(await harness.transport.transfer())
+        #expect(transfer.request.idleTimeout == 15)
+        harness.clock.advance(by: 14.9)
+        await harness.drained()
+        #expect(recorder.finals.isEmpty)
+        harness.clock.advance(by: 0.2)
+        await recorder.completion()
+        #expect(recorder.downloaderError?.caseName == "network-1001")
+        #expect(DownloadSettings.idleTimeout(0) == 15 && DownloadSettings.idleTimeout(.nan) == 15)
+        // Whole seconds, always later than the package's own timeout.
+        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 6 && DownloadSettings.backstopTimeout(idle: 2.5) == 8)
+    }
+
+    @Test func maximumDownloadDurationFromTheContextCapsTheTransfer() async throws {
+        let harness = ScriptedHarness { $0.downloadTimeout = 100 }
+        let (recorder, _) = harness.download(context: ImageDownloaderContext(maximumDownloadDuration: 2))
+        let transfer = try #require(await harness.transport.transfer())
+        #expect(harness.monitor.pendingCount == 2)
+        harness.clock.advance(by: 2.1)
+        await recorder.completion()
+        #expect(recorder.downloaderError?.caseName == "network-1001")
+        #expect(transfer.cancelCount == 1)
+        #expect(harness.monitor.pendingCount == 0)
+    }
+
+    /// End to end on the real clock: a transfer far longer than its idle timeout, but never idle that long.
+    @Test func aSteadyTransferLongerThanTheIdleTimeoutSucceeds() async throws {
+        let (downloader, _) = makeDownloader { $0.downloadTimeout = 3 }
+        let recorder = DownloadRecorder()
+        // 55916 bytes in 4 KB chunks every 300 ms: about 4.2 s in total (a total timeout of 3 s fails it), never
+        // 3 s without a byte (ten times the gap: a loaded machine or TSan cannot make it look idle).
+        downloader.downloadImage(
+            server.url("/drip/image.png?chunk=4096&delay_ms=300&tag=\(newTag())"), completed: recorder.completed)
+        await recorder.waitForCompletion(timeout: 60)
+        #expect(recorder.final?.image?.width == 160, "got \(String(describing: recorder.error))")
+    }
+}
+
+/// Wraps a coder; a one-shot decode tells `started()` waiters, then waits (bounded) for `proceed`.
+final class BlockingCoder: ImageCoder, @unchecked Sendable {  // `lock` guards the start state; `base` is immutable
+    let proceed = DispatchSemaphore(value: 0)
+    private let base: any ImageCoder
+    private let lock = NSLock()
+    private var hasStarted = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Returns once a decode has started.
+    func started() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = lock.withLock {
+                if hasStarted { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    init(base: any ImageCoder) {
+        self.base = base
+    }
+
+    static func wrapping(fixture: String) -> BlockingCoder? {
+        TestCoders.sharedCoder(decoding: fixture).map(BlockingCoder.init(base:))
+    }
+
+    func canDecode(_ data: Data) -> Bool { base.canDecode(data) }
+
+    func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+        let waiting: [CheckedContinuation<Void, Never>] = lock.withLock {
+            hasStarted = true
+            defer { waiters = [] }
+            return waiters
+        }
+        waiting.forEach { $0.resume() }
+        _ = proceed.wait(timeout: .now() + 60)
+        return try base.decode(data, options: options)
+    }
+}
