@@ -11,8 +11,8 @@ import Testing
 @Suite(.serialized) struct HTTPCacheDownloaderRulesTests {
     let server = FixtureServer.shared
 
-    func downloader(_ cache: HTTPImageCache) -> ImageDownloader {
-        makeDownloader {
+    func downloader(_ cache: HTTPImageCache, _ transport: ImageDownloaderTransport) -> ImageDownloader {
+        makeDownloader(transport) {
             $0.imageCache = nil
             $0.httpCache = cache
         }.0
@@ -36,11 +36,12 @@ import Testing
 
     // MARK: stale-while-revalidate
 
-    @Test func staleWhileRevalidateServesAtOnceAndRevalidatesInTheBackgroundOnce() async throws {
+    @Test(arguments: TestTransports.all)
+    func staleWhileRevalidateServesAtOnceAndRevalidatesInTheBackgroundOnce(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let cache = HTTPImageCache(directory: dir.url)
         let ends = RevalidationEnds(cache)
-        let downloader = downloader(cache)
+        let downloader = downloader(cache, transport)
         let tag = newTag()
         let hold = "swr-\(tag)"
         defer { server.release(hold) }
@@ -69,11 +70,12 @@ import Testing
         #expect(server.stats(tag: tag).count == 2)
     }
 
-    @Test func invalidatingTheDownloaderStopsItsBackgroundRevalidation() async throws {
+    @Test(arguments: TestTransports.all)
+    func invalidatingTheDownloaderStopsItsBackgroundRevalidation(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let cache = HTTPImageCache(directory: dir.url)
         let ends = RevalidationEnds(cache)
-        let downloader = downloader(cache)
+        let downloader = downloader(cache, transport)
         let tag = newTag()
         let hold = "swr-invalidate-\(tag)"
         defer { server.release(hold) }
@@ -97,9 +99,10 @@ import Testing
 
     // MARK: stale-if-error and a disconnected origin
 
-    @Test func staleIfErrorServesTheStoredImageWhenTheOriginFails() async throws {
+    @Test(arguments: TestTransports.all)
+    func staleIfErrorServesTheStoredImageWhenTheOriginFails(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let tag = newTag()
         let url = server.cacheURL(tag: tag, [
             image([("Cache-Control", "max-age=60, stale-if-error=3600"), ("Age", "120")]),
@@ -120,9 +123,10 @@ import Testing
 
     // MARK: Statuses
 
-    @Test func aStoredNotFoundIsAnsweredWithoutARequest() async throws {
+    @Test(arguments: TestTransports.all)
+    func aStoredNotFoundIsAnsweredWithoutARequest(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let tag = newTag()
         let url = server.cacheURL(tag: tag, [CacheScriptStep(status: 404, headers: [("Cache-Control", "max-age=600")], body: "no such image")])
         for _ in 0..<2 {
@@ -134,9 +138,10 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    @Test func onlyIfCachedWithNothingStoredIsA504WithoutARequest() async throws {
+    @Test(arguments: TestTransports.all)
+    func onlyIfCachedWithNothingStoredIsA504WithoutARequest(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let tag = newTag()
         var request = URLRequest(url: server.cacheURL(tag: tag, [image([("Cache-Control", "max-age=600")])]))
         request.setValue("only-if-cached", forHTTPHeaderField: "Cache-Control")
@@ -149,9 +154,10 @@ import Testing
 
     // MARK: 304 handling
 
-    @Test func aNotModifiedNamingAnotherRepresentationFetchesAnew() async throws {
+    @Test(arguments: TestTransports.all)
+    func aNotModifiedNamingAnotherRepresentationFetchesAnew(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let tag = newTag()
         let url = server.cacheURL(tag: tag, [
             image([("Cache-Control", "no-cache"), ("ETag", "\"a\"")]),
@@ -170,9 +176,10 @@ import Testing
 
     // MARK: Served responses
 
-    @Test func servedResponsesCarryAGeneratedAgeAndTheStoredSetCookieIsNeverReplayed() async throws {
+    @Test(arguments: TestTransports.all)
+    func servedResponsesCarryAGeneratedAgeAndTheStoredSetCookieIsNeverReplayed(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let name = "odreplay\(UUID().uuidString.prefix(8))"
         defer {
             for cookie in HTTPCookieStorage.shared.cookies ?? [] where cookie.name == name { HTTPCookieStorage.shared.deleteCookie(cookie) }
@@ -188,9 +195,10 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    @Test func varyAcceptKeepsOneVariantPerAcceptValue() async throws {
+    @Test(arguments: TestTransports.all)
+    func varyAcceptKeepsOneVariantPerAcceptValue(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let tag = newTag()
         let url = server.cacheURL(tag: tag, [image([("Cache-Control", "max-age=600"), ("Vary", "Accept")])])
         var webp = ImageDownloaderContext()
