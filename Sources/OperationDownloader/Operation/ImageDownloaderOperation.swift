@@ -16,7 +16,8 @@ import FoundationNetworking
 ///
 /// Files: OperationState.swift (the one locked state), ResponseValidation.swift, RedirectPolicy.swift,
 /// TransferTimeouts.swift, OperationMetrics.swift, FinalDecodeStep.swift and FinalImages.swift (the final step
-/// per variant), CallbackFanOut.swift, ImageDownloaderOperation+Finish.swift (the end).
+/// per variant), CallbackFanOut.swift, ImageDownloaderOperation+Finish.swift (the end),
+/// ImageDownloaderOperation+HTTPCache.swift (the HTTP cache's refetch and stale answers).
 open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol, @unchecked Sendable {
     // Everything mutable is in `state` (one lock); callers are in `callers` (their own barrier queue).
 
