@@ -237,9 +237,15 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         setExecuting(true)
         beginBackgroundTaskIfNeeded()
         // [HTTP cache] the status check travels with the request: a stored error status is answered only to a
-        // download that rejects it.
-        let codes = state.withLock { $0.acceptableStatusCodes }
-        switch httpTransaction.begin(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) }) {
+        // download that rejects it (without a cache, nothing to read: no closure, no lock).
+        let begun: HTTPCacheTransaction.Start
+        if httpTransaction.mayStore {
+            let codes = state.withLock { $0.acceptableStatusCodes }
+            begun = httpTransaction.begin(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) })
+        } else {
+            begun = httpTransaction.begin()
+        }
+        switch begun {
         case .send(let request):
             startAttempt(request)
         case .serveFromCache(let cached):
