@@ -12,22 +12,23 @@ import Testing
 @Suite(.serialized) struct HTTPCacheDownloaderTests {
     let server = FixtureServer.shared
 
-    func downloader(_ cache: HTTPImageCache?) -> ImageDownloader {
-        makeDownloader {
+    func downloader(_ cache: HTTPImageCache?, _ transport: ImageDownloaderTransport) -> ImageDownloader {
+        makeDownloader(transport) {
             $0.imageCache = nil
             $0.httpCache = cache
         }.0
     }
 
-    @Test func freshEntryIsServedWithoutARequestThroughDecodingAndCallbacks() async throws {
+    @Test(arguments: TestTransports.all)
+    func freshEntryIsServedWithoutARequestThroughDecodingAndCallbacks(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let tag = newTag()
         let url = server.url("/images/image.png?cc=max-age%3D60&tag=\(tag)")
-        let first = try await downloader(HTTPImageCache(directory: dir.url)).image(for: url, options: .useURLCache)
+        let first = try await downloader(HTTPImageCache(directory: dir.url), transport).image(for: url, options: .useURLCache)
         #expect(first.metrics?.source == .network)
 
         // Another downloader (and cache instance) on the same directory, as another process would be.
-        let (second, queue) = makeDownloader {
+        let (second, queue) = makeDownloader(transport) {
             $0.imageCache = nil
             $0.httpCache = HTTPImageCache(directory: dir.url)
         }
@@ -49,11 +50,12 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    @Test func noCacheIsRevalidatedAnd304IsDecodedFromTheStoredBytes() async throws {
+    @Test(arguments: TestTransports.all)
+    func noCacheIsRevalidatedAnd304IsDecodedFromTheStoredBytes(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let tag = newTag()
         let url = server.url("/images/image.png?cc=no-cache&tag=\(tag)")
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let first = try await downloader.image(for: url, options: .useURLCache)
         let second = try await downloader.image(for: url, options: .useURLCache)
         #expect(second.metrics?.source == .revalidatedHTTPCache)
@@ -66,11 +68,12 @@ import Testing
         #expect(log.last?.headers["if-modified-since"] != nil)
     }
 
-    @Test func progressiveLoadDecodesA304FromTheStoredBytes() async throws {
+    @Test(arguments: TestTransports.all)
+    func progressiveLoadDecodesA304FromTheStoredBytes(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let tag = newTag()
         let url = server.url("/images/image.png?cc=no-cache&tag=\(tag)")
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let first = try await downloader.image(for: url, options: [.useURLCache, .progressiveLoad])
         let second = try await downloader.image(for: url, options: [.useURLCache, .progressiveLoad])
         #expect(second.metrics?.source == .revalidatedHTTPCache)
@@ -78,9 +81,10 @@ import Testing
         #expect(second.image?.isIncomplete == false)
     }
 
-    @Test func noStoreAndMissingOptionAlwaysGoToTheServer() async throws {
+    @Test(arguments: TestTransports.all)
+    func noStoreAndMissingOptionAlwaysGoToTheServer(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let noStoreTag = newTag()
         for _ in 0..<2 {
             _ = try await downloader.image(for: server.url("/images/tiny.png?cc=no-store&tag=\(noStoreTag)"), options: .useURLCache)
@@ -95,9 +99,10 @@ import Testing
         #expect(dir.entryFiles.isEmpty)
     }
 
-    @Test func ignoreCachedResponseReportsCacheNotModified() async throws {
+    @Test(arguments: TestTransports.all)
+    func ignoreCachedResponseReportsCacheNotModified(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let tag = newTag()
         let fresh = server.url("/images/tiny.png?cc=max-age%3D60&tag=\(tag)")
         _ = try await downloader.image(for: fresh, options: [.useURLCache, .ignoreCachedResponse])
@@ -119,9 +124,10 @@ import Testing
         #expect(server.requests(tag: revalidatedTag).map(\.status) == [200, 304])
     }
 
-    @Test func returnCacheDataDontLoadWithNothingStoredFailsWithoutARequest() async throws {
+    @Test(arguments: TestTransports.all)
+    func returnCacheDataDontLoadWithNothingStoredFailsWithoutARequest(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let downloader = downloader(HTTPImageCache(directory: dir.url))
+        let downloader = downloader(HTTPImageCache(directory: dir.url), transport)
         let tag = newTag()
         var request = URLRequest(url: server.url("/images/tiny.png?tag=\(tag)"))
         request.cachePolicy = .returnCacheDataDontLoad
@@ -132,8 +138,9 @@ import Testing
         #expect(server.stats(tag: tag).count == 0)
     }
 
-    @Test func cookiesAreSentAndStoredOnlyWithHandleCookies() async throws {
-        let downloader = downloader(nil)
+    @Test(arguments: TestTransports.all)
+    func cookiesAreSentAndStoredOnlyWithHandleCookies(_ transport: ImageDownloaderTransport) async throws {
+        let downloader = downloader(nil, transport)
         let name = "od\(UUID().uuidString.prefix(8))"
         defer {
             for cookie in HTTPCookieStorage.shared.cookies ?? [] where cookie.name.hasPrefix(name) {

@@ -37,8 +37,10 @@ import Testing
             if let error = result.error { throw error }
             let response = try #require(result.response)
             switch transaction.received(response) {
-            case .serveRevalidated(let refreshed):
+            case .serveFromCache(let refreshed):
                 return Outcome(data: refreshed.data, status: 304)
+            case .refetch:
+                return Outcome(data: nil, status: 304)
             case .notModified:
                 return Outcome(data: nil, status: 304)
             case .proceed:

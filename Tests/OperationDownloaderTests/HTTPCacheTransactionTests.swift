@@ -40,8 +40,8 @@ import Testing
                 if let inm = request.value(forHTTPHeaderField: "If-None-Match"), inm == etag {
                     let notModified = try F.response(url, status: 304, headers: headers)
                     switch transaction.received(notModified, now: now) {
-                    case .serveRevalidated(let refreshed): return (refreshed.data, 304)
-                    case .notModified, .proceed: return (nil, 304)
+                    case .serveFromCache(let refreshed): return (refreshed.data, 304)
+                    case .notModified, .proceed, .refetch: return (nil, 304)
                     }
                 }
                 let response = try F.response(url, headers: headers)

@@ -33,6 +33,7 @@ import time
 import urllib.parse
 import zlib
 
+import fixture_cache  # /cache: scripted responses for the HTTP cache tests
 import fixture_connections
 
 # Bounds. Every sleep or wait in this file is limited by one of these.
@@ -365,6 +366,9 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
     def do_HEAD(self):
         self._dispatch()
 
+    # Unsafe methods too (no request body is read): the HTTP cache tests check invalidation on /cache.
+    do_POST = do_PUT = do_DELETE = do_GET
+
     def _dispatch(self):
         self._status = None
         self._bytes_sent = 0
@@ -457,6 +461,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._cookie_set(query)
         elif head == "cookies" and rest == ["echo"]:
             self._cookie_echo()
+        elif fixture_cache.handles(head):
+            fixture_cache.serve(self, rest, query)
         elif head == "drop-if-reused" and len(rest) == 1:
             fixture_connections.drop_if_reused(self, rest[0], query)
         elif head == "proxy-auth" and len(rest) == 3:
@@ -880,6 +886,9 @@ class FixtureServer(http.server.ThreadingHTTPServer):
         if isinstance(error, (OSError, AbortResponse)):
             return
         super().handle_error(request, client_address)
+
+
+setattr(FixtureHandler, "do_M-SEARCH", FixtureHandler.do_GET)  # an extension method, for the same tests
 
 
 def exit_on_stdin_eof():

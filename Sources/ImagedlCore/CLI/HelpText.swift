@@ -56,7 +56,8 @@ enum HelpText {
         --password P        Password for HTTP Basic authentication (needs --user).
         --http-cache DIR    Keep an HTTP cache in DIR (created if needed): responses are stored there,
                             fresh ones are used without a request, stale ones are revalidated (304).
-                            The summary's cache column says "hit" for each image taken from it.
+                            The summary's cache column says "hit", "stale" or "revalidated" for
+                            each image taken from it, and its last line counts them.
         --retry N           Try a download up to N more times after a failure worth retrying (refused,
                             reset or lost connection, DNS failure, timeout, HTTP 408, 429, 500, 502, 503,
                             504), waiting a random, doubling delay (and at least what Retry-After asks, up to

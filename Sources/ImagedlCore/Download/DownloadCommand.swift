@@ -283,7 +283,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             record.frames = max(1, image.frames.count)
             record.bytes = loaded.data?.count
             record.image = options.preview ? image : nil
-            record.cacheHit = Self.isCacheHit(loaded)
+            record.cacheResult = Self.cacheResult(loaded)
             record.network = loaded.metrics.map(NetworkSummary.init)
             record.attempts = record.cacheHit && loaded.metrics?.source != .revalidatedHTTPCache
                 ? 0 : loaded.metrics?.attemptCount ?? observedAttempts ?? 1
@@ -349,13 +349,14 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         queue.asyncAfter(deadline: .now() + 2) { [weak self] in self?.endRun() }
     }
 
-    /// The image came from the memory cache, or its bytes from the HTTP cache (fresh, or revalidated by a 304
-    /// so that no body was transferred).
-    private static func isCacheHit(_ result: ImageTargetResult) -> Bool {
-        if result.source == .memoryCache { return true }
+    /// The image came from the memory cache, or its bytes from the HTTP cache (fresh, stale, or revalidated by
+    /// a 304 so that no body was transferred); nil when the server sent them.
+    private static func cacheResult(_ result: ImageTargetResult) -> DownloadRecord.CacheResult? {
+        if result.source == .memoryCache { return .memory }
         switch result.metrics?.source {
-        case .httpCache, .revalidatedHTTPCache: return true
-        case .network, nil: return false
+        case .httpCache: return result.metrics?.servedStale == true ? .stale : .hit
+        case .revalidatedHTTPCache: return .revalidated
+        case .network, nil: return nil
         }
     }
 

@@ -26,8 +26,21 @@ struct DownloadRecord: Sendable {
     var frames: Int?
     /// Size of the body as received.
     var bytes: Int?
+    /// Where a cache answered from, without transferring the body (nil: the server sent it).
+    enum CacheResult: String, Sendable {
+        /// The memory cache of decoded images.
+        case memory
+        /// A fresh response of the HTTP cache (`--http-cache`).
+        case hit
+        /// A stale response of the HTTP cache (stale-while-revalidate, stale-if-error, or the origin unreachable).
+        case stale
+        /// A stored response the server confirmed with 304 Not Modified.
+        case revalidated
+    }
+
     /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
-    var cacheHit = false
+    var cacheHit: Bool { cacheResult != nil }
+    var cacheResult: CacheResult?
     /// What the transport measured (`--json`'s "network"; nil for a failure or a memory-cache hit).
     var network: NetworkSummary?
     var error: String?
@@ -68,6 +81,7 @@ struct DownloadRecord: Sendable {
             ("bytes", optional(bytes)),
             ("seconds", .double(elapsed(now: finishedAt ?? 0))),
             ("cache_hit", .bool(cacheHit)),
+            ("cache", cacheResult.map { .string($0.rawValue) } ?? .null),
             ("attempts", optional(attempts)),
             ("network", network?.json ?? .null),
             ("file", savedTo.map(JSONValue.string) ?? .null),

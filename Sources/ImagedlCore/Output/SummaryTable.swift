@@ -33,8 +33,18 @@ enum SummaryTable {
         let totalBytes = records.reduce(0) { $0 + ($1.bytes ?? 0) }
         var lines = [line(headers), separator]
         lines += rows.map(line)
-        lines.append("\(ok) of \(records.count) downloaded, \(Formatting.bytes(totalBytes)) in all")
+        lines.append("\(ok) of \(records.count) downloaded, \(Formatting.bytes(totalBytes)) in all" + cacheCounts(records))
         return lines
+    }
+
+    /// "; HTTP cache: 2 hits, 1 stale, 1 revalidated" when the HTTP cache answered any download.
+    static func cacheCounts(_ records: [DownloadRecord]) -> String {
+        let results = records.filter { $0.state == .succeeded }.compactMap(\.cacheResult)
+        let hits = results.filter { $0 == .hit }.count
+        let stale = results.filter { $0 == .stale }.count
+        let revalidated = results.filter { $0 == .revalidated }.count
+        guard hits + stale + revalidated > 0 else { return "" }
+        return "; HTTP cache: \(hits) \(hits == 1 ? "hit" : "hits"), \(stale) stale, \(revalidated) revalidated"
     }
 
     static func row(_ record: DownloadRecord) -> [String] {
@@ -52,7 +62,7 @@ enum SummaryTable {
             pixels,
             record.bytes.map(Formatting.bytes) ?? (record.received > 0 ? Formatting.bytes(record.received) : "-"),
             record.startedAt == nil ? "-" : Formatting.duration(record.elapsed(now: record.finishedAt ?? 0)),
-            record.cacheHit ? "hit" : "-",
+            record.cacheResult.map { $0 == .memory ? "hit" : $0.rawValue } ?? "-",
             record.error ?? "",
         ]
     }

@@ -78,7 +78,7 @@ extension ImageDownloader {
     ) -> any ImageDownloaderOperationProtocol {
         let configuration = storedConfiguration
         // Built as an Optional, so handing it to `init` (whose parameter is one) moves it instead of copying it.
-        let merged: ImageDownloaderContext? = mergedContext(context, cacheRequest: cacheRequest)
+        let merged: ImageDownloaderContext? = mergedContext(context, cacheRequest: cacheRequest, options: options)
         let type = configuration.operationClass ?? ImageDownloaderOperation.self
         let operation = type.init(request: request, session: session, options: options, context: merged)
         let priority = Self.priority(for: options)
@@ -104,7 +104,7 @@ extension ImageDownloader {
 
     /// The downloader's settings under the caller's (a copy of the caller's context, filled in).
     private func mergedContext(
-        _ context: borrowing ImageDownloaderContext, cacheRequest: URLRequest
+        _ context: borrowing ImageDownloaderContext, cacheRequest: URLRequest, options: ImageDownloaderOptions
     ) -> ImageDownloaderContext {
         let configuration = storedConfiguration
         var merged = copy context
@@ -123,6 +123,8 @@ extension ImageDownloader {
         merged.maximumPixelCount = merged.maximumPixelCount ?? configuration.maximumPixelCount
         merged.httpCache = merged.httpCache ?? configuration.httpCache
         merged.postsNotifications = merged.postsNotifications ?? configuration.postsNotifications
+        // [HTTP cache] stale-while-revalidate starts its background download through this downloader.
+        if options.contains(.useURLCache), merged.httpCache != nil { merged.httpCacheRevalidator = .downloader(self) }
         merged.downloader = resources
         if resources.memoryCache != nil { merged.memoryCacheRequest = cacheRequest }
         return merged

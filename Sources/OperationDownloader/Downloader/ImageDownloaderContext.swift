@@ -61,6 +61,8 @@ public struct ImageDownloaderContext: Sendable {
     var memoryCacheRequest: URLRequest?
     /// The caller's variant, when the downloader already computed it from this context.
     var variant: ImageVariant?
+    /// Starts background revalidations for stale-while-revalidate (HTTP cache); set only with an HTTP cache.
+    var httpCacheRevalidator: HTTPCacheRevalidator?
 
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,

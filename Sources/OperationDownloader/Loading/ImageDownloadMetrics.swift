@@ -15,6 +15,10 @@ public struct ImageDownloadMetrics: Sendable, Equatable {
 
     /// Where the bytes came from (default `.network`).
     public var source: Source = .network
+    /// The HTTP cache served a stored response although it was stale: within `stale-while-revalidate` (a
+    /// background request revalidates it), within `stale-if-error` (the server failed or answered 5xx), or
+    /// as the request's `max-stale` or cache policy allowed. `source` is `.httpCache`.
+    public var servedStale = false
     /// When the operation was created (queued).
     public var queuedAt: Date
     /// When the operation started its network task.

@@ -44,12 +44,16 @@ extension ImageDownloaderOperation {
     /// A fresh (or policy-allowed) HTTP cache entry: no transfer; the same callbacks, notifications and
     /// decoding as a download, with metrics saying the cache was the source.
     func serveFromHTTPCache(_ cached: CachedHTTPResponse) {
-        let cancelled: Bool = state.withLock {
+        // [HTTP cache] a stored 404/410 (or the 504 of only-if-cached): the same error, without a request.
+        let (cancelled, rejected): (Bool, Bool) = state.withLock {
             $0.metrics.recordServedFromCache(status: cached.statusCode, bytes: cached.data.count)
+            $0.metrics.source = cached.source  // [HTTP cache]
+            $0.metrics.servedStale = cached.isStale  // [HTTP cache]
             $0.response = cached.response
             $0.phase = .completing
-            $0.stopPosted = true
-            return $0.cancelRequested
+            let rejected = !ResponseValidation.isAcceptable(status: cached.statusCode, codes: $0.acceptableStatusCodes)
+            $0.stopPosted = !rejected  // [HTTP cache] a rejected one: `finish` posts the stop
+            return ($0.cancelRequested, rejected)
         }
         if cancelled {
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: false)
@@ -58,6 +62,10 @@ extension ImageDownloaderOperation {
         let reports = hasProgressHandlers
         if reports { callers.reportProgress(0, -1) }
         callers.post([.imageDownloadStart], object: self)
+        if rejected {  // [HTTP cache]
+            finish(error: ImageDownloaderError.invalidDownloadStatusCode(cached.statusCode), cancelTransfer: false)
+            return
+        }
         if reports { callers.reportProgress(0, cached.data.count) }
         callers.post([.imageDownloadReceiveResponse], object: self)
         if reports { callers.reportProgress(cached.data.count, cached.data.count) }

@@ -31,8 +31,9 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     /// Starts one transfer of `request` (the first attempt; retries, issue 16, would call this again from
-    /// `attemptFailed`).
-    func startAttempt(_ request: URLRequest) {
+    /// `attemptFailed`). `first` false: a later transfer of the same download (the HTTP cache's refetch), which
+    /// the callers already saw start.
+    func startAttempt(_ request: URLRequest, first: Bool = true) {
         let transport = resolveTransport()
         // Refused before anything is sent: a request without a URL is a fatal error inside corelibs, and a host
         // the transport cannot reach fails with an unexplained code. (The downloader checked its requests already.)
@@ -61,9 +62,11 @@ extension ImageDownloaderOperation: TransferClient {
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)
             return
         }
-        if settings.decodesProgressively { startProgressiveDecoding() }
-        if reports { callers.reportProgress(0, -1) }
-        callers.post([.imageDownloadStart], object: self)
+        if first {
+            if settings.decodesProgressively { startProgressiveDecoding() }
+            if reports { callers.reportProgress(0, -1) }
+            callers.post([.imageDownloadStart], object: self)
+        }
         let running = timeouts.start(
             lastActivity: { [weak self] in self?.lastActivity(of: transfer) ?? 0 },
             onTimeout: { [weak self] in
@@ -104,9 +107,12 @@ extension ImageDownloaderOperation: TransferClient {
             case .notModified:
                 finish(error: ImageDownloaderError.notModified, cancelTransfer: true)
                 return
-            case .serveRevalidated(let cached):
+            case .serveFromCache(let cached):  // [HTTP cache] a 304 refresh, or stale-if-error on a 5xx
                 fromCache = cached
                 response = cached.response
+            case .refetch(let request):  // [HTTP cache] a 304 that matches no stored response: fetch anew
+                refetch(request, replacing: transfer)
+                return
             }
         }
         if let modifier = context.responseModifier {
@@ -127,12 +133,16 @@ extension ImageDownloaderOperation: TransferClient {
                 attempt.awaitingAuthRetry = false
                 attempt.serverResponse = serverResponse
                 attempt.revalidated = fromCache
+                if fromCache != nil { attempt.sniffer = nil }  // [HTTP cache] the stored body is the one delivered
                 return attempt.authAttempts
             }
             guard let authAttempts else { return nil }
             s.response = response
             s.metrics.recordResponse(status: status)
-            if fromCache != nil { s.metrics.source = .revalidatedHTTPCache }
+            if let fromCache {  // [HTTP cache]
+                s.metrics.source = fromCache.source
+                s.metrics.servedStale = fromCache.isStale
+            }
             let validation = ResponseValidation(
                 acceptableStatusCodes: s.acceptableStatusCodes, acceptableContentTypes: s.acceptableContentTypes,
                 maximumResponseSize: settings.maximumResponseSize)
@@ -178,7 +188,9 @@ extension ImageDownloaderOperation: TransferClient {
         let now = deadlineMonitor.now()
         let action: Action = state.withLock { s in
             // Data keeps arriving after a cancel on some transports: dropped.
-            guard let attempt = s.activeAttempt(of: transfer, now: now), !attempt.awaitingAuthRetry else { return .drop }
+            guard let attempt = s.activeAttempt(of: transfer, now: now), !attempt.awaitingAuthRetry,
+                  attempt.revalidated == nil  // [HTTP cache] the body of a 5xx answered from the cache: not kept
+            else { return .drop }
             let (total, overflow) = attempt.buffer.count.addingReportingOverflow(data.count)
             if overflow || total > limit { return .tooLarge(overflow ? Int.max : total) }
             let offset = attempt.buffer.count
@@ -287,6 +299,7 @@ extension ImageDownloaderOperation: TransferClient {
     private func attemptFailed(
         _ transfer: any TransportTransfer, _ error: ImageDownloaderError, cancelTransfer: Bool = false
     ) {
+        if serveStale(insteadOf: error, from: transfer, cancelTransfer: cancelTransfer) { return }  // [HTTP cache]
         finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
     }
 

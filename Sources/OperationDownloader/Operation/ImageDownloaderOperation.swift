@@ -16,7 +16,8 @@ import FoundationNetworking
 ///
 /// Files: OperationState.swift (the one locked state), ResponseValidation.swift, RedirectPolicy.swift,
 /// TransferTimeouts.swift, OperationMetrics.swift, FinalDecodeStep.swift and FinalImages.swift (the final step
-/// per variant), CallbackFanOut.swift, ImageDownloaderOperation+Finish.swift (the end).
+/// per variant), CallbackFanOut.swift, ImageDownloaderOperation+Finish.swift (the end),
+/// ImageDownloaderOperation+HTTPCache.swift (the HTTP cache's refetch and stale answers).
 open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol, @unchecked Sendable {
     // Everything mutable is in `state` (one lock); callers are in `callers` (their own barrier queue).
 
@@ -61,7 +62,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.state = Locked(OperationState(metrics: ImageDownloadMetrics(queuedAt: Date())))
         self.httpTransaction = HTTPCacheTransaction(
             request: request, cache: self.context.httpCache, useURLCache: options.contains(.useURLCache),
-            ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies))
+            ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies),
+            revalidator: self.context.httpCacheRevalidator)  // [HTTP cache] background revalidation (stale-while-revalidate)
         super.init()
     }
 
@@ -234,7 +236,16 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         }
         setExecuting(true)
         beginBackgroundTaskIfNeeded()
-        switch httpTransaction.begin() {
+        // [HTTP cache] the status check travels with the request: a stored error status is answered only to a
+        // download that rejects it (without a cache, nothing to read: no closure, no lock).
+        let begun: HTTPCacheTransaction.Start
+        if httpTransaction.mayStore {
+            let codes = state.withLock { $0.acceptableStatusCodes }
+            begun = httpTransaction.begin(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) })
+        } else {
+            begun = httpTransaction.begin()
+        }
+        switch begun {
         case .send(let request):
             startAttempt(request)
         case .serveFromCache(let cached):

@@ -1,71 +1,90 @@
 import Foundation
 
-/// The Cache-Control directives this cache acts on (RFC 9111 §5.2), parsed from one header value.
+/// The Cache-Control directives (RFC 9111 §5.2, RFC 5861, RFC 8246) of a response or a request, parsed from
+/// one field value (URLSession joins several lines with ", ").
 ///
-/// A private cache: `s-maxage`, `public`, `private` and `proxy-revalidate` are read past and ignored.
+/// Parsing follows the grammar `token [ "=" ( token / quoted-string ) ]`: names are case-insensitive, no
+/// whitespace is allowed around `=` (such a member is malformed and ignored), commas inside quoted strings
+/// do not split. A directive given twice counts once, first occurrence first (RFC 9111 §4.2.1); a
+/// freshness directive whose argument is not delta-seconds (negative, fractional, single-quoted, missing)
+/// makes the response stale instead of being skipped. Unknown directives are ignored.
 struct CacheControlDirectives: Equatable, Sendable {
+    /// How stale a request accepts a response to be (`max-stale`).
+    enum MaxStale: Equatable, Sendable {
+        /// `max-stale` without argument: any staleness.
+        case any
+        case seconds(TimeInterval)
+    }
+
     var noStore = false
+    /// Unqualified `no-cache`: every use needs a successful revalidation.
     var noCache = false
+    /// `no-cache="A, B"` (response): these fields are not stored; the rest may be used without revalidation.
+    var noCacheFields: [String] = []
     var mustRevalidate = false
-    /// `max-age` in seconds; nil when absent.
+    var mustUnderstand = false
+    var isPublic = false
+    var isPrivate = false
+    var immutable = false
+    var onlyIfCached = false
+    /// `max-age` in seconds (first valid occurrence).
     var maxAge: TimeInterval?
-    /// `max-age` was present but not a non-negative integer: RFC 9111 §4.2.1 says treat the response as stale.
+    /// The first `max-age` had no valid delta-seconds: the response is stale (RFC 9111 §4.2.1).
     var maxAgeInvalid = false
+    var staleWhileRevalidate: TimeInterval?
+    var staleIfError: TimeInterval?
+    /// Request only.
+    var maxStale: MaxStale?
+    /// Request only.
+    var minFresh: TimeInterval?
 
     init() {}
 
-    /// Parses `value` (e.g. `max-age=60, must-revalidate`). Unknown directives are ignored, as the RFC requires.
+    /// Parses `value`; nil gives no directives.
     init(_ value: String?) {
         guard let value else { return }
-        // Bounded: at most 64 directives are looked at; real headers carry a handful.
-        for item in Self.split(value).prefix(64) {
-            let (name, argument) = Self.nameAndArgument(item)
-            switch name {
-            case "no-store": noStore = true
-            // Qualified no-cache ("no-cache=Set-Cookie") is treated as unqualified, which RFC 9111 §5.2.2.4 allows.
-            case "no-cache": noCache = true
-            case "must-revalidate": mustRevalidate = true
-            case "max-age":
-                // Duplicate max-age directives make the response stale (RFC 9111 §4.2.1).
-                if maxAge != nil { maxAgeInvalid = true }
-                if let argument, !argument.isEmpty, argument.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
-                    // Delta-seconds larger than 2^31 are taken as 2^31 (RFC 9111 §1.2.2).
-                    maxAge = argument.count > 10 ? 2_147_483_648 : min(TimeInterval(argument) ?? 2_147_483_648, 2_147_483_648)
-                } else {
-                    maxAgeInvalid = true
-                }
-            default: break
-            }
+        var seen: Set<String> = []
+        for element in HTTPFieldList.elements(value) {
+            guard let (name, argument) = HTTPFieldList.nameAndArgument(element) else { continue }
+            // Duplicates: the first occurrence counts.
+            guard seen.insert(name).inserted else { continue }
+            apply(name, argument)
         }
     }
 
-    /// Splits on commas outside quoted strings.
-    private static func split(_ value: String) -> [Substring] {
-        var items: [Substring] = []
-        var start = value.startIndex
-        var inQuotes = false
-        var index = value.startIndex
-        while index < value.endIndex {
-            let c = value[index]
-            if c == "\"" { inQuotes.toggle() }
-            if c == ",", !inQuotes {
-                items.append(value[start..<index])
-                start = value.index(after: index)
+    private mutating func apply(_ name: String, _ argument: Substring?) {
+        func seconds() -> TimeInterval? {
+            guard let argument, let text = HTTPFieldList.tokenOrQuoted(argument) else { return nil }
+            return HTTPFieldList.deltaSeconds(text)
+        }
+        switch name {
+        case "no-store": noStore = true
+        case "no-cache":
+            if let argument, let text = HTTPFieldList.tokenOrQuoted(argument) {
+                let fields = HTTPFieldList.elements(text).filter(HTTPFieldList.isToken).map { $0.lowercased() }
+                // A qualified no-cache naming no valid field is treated as the unqualified form (stricter).
+                if fields.isEmpty { noCache = true } else { noCacheFields = fields }
+            } else {
+                noCache = true
             }
-            index = value.index(after: index)
+        case "must-revalidate": mustRevalidate = true
+        case "must-understand": mustUnderstand = true
+        case "public": isPublic = true
+        case "private": isPrivate = true
+        case "immutable": immutable = true
+        case "only-if-cached": onlyIfCached = true
+        case "max-age":
+            if let value = seconds() { maxAge = value } else { maxAgeInvalid = true }
+        case "stale-while-revalidate": staleWhileRevalidate = seconds()
+        case "stale-if-error": staleIfError = seconds()
+        case "max-stale":
+            if argument == nil {
+                maxStale = .any
+            } else if let value = seconds() {
+                maxStale = .seconds(value)
+            }
+        case "min-fresh": minFresh = seconds()
+        default: break
         }
-        items.append(value[start..<value.endIndex])
-        return items
-    }
-
-    private static func nameAndArgument(_ item: Substring) -> (String, String?) {
-        let trimmed = item.trimmingCharacters(in: .whitespaces)
-        guard let eq = trimmed.firstIndex(of: "=") else { return (trimmed.lowercased(), nil) }
-        let name = trimmed[..<eq].trimmingCharacters(in: .whitespaces).lowercased()
-        var argument = trimmed[trimmed.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-        if argument.count >= 2, argument.hasPrefix("\""), argument.hasSuffix("\"") {
-            argument = String(argument.dropFirst().dropLast())
-        }
-        return (name, argument)
     }
 }

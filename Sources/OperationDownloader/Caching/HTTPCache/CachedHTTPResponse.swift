@@ -6,11 +6,12 @@ import FoundationNetworking
 /// A response stored by `HTTPImageCache`: the body exactly as it was received (after the transfer's
 /// Content-Encoding was undone), the response's status and header fields, and when it was fetched.
 public struct CachedHTTPResponse: Sendable {
-    /// The stored body.
+    /// The stored body (empty for an error status stored without its body).
     public let data: Data
-    /// The stored response, rebuilt with its stored status code and header fields (hop-by-hop fields,
-    /// Set-Cookie and Content-Encoding removed; Content-Length is the stored body's length).
-    public let response: HTTPURLResponse
+    /// The stored response, rebuilt with its stored status code and header fields (hop-by-hop and
+    /// Connection-listed fields removed, a decoded Content-Encoding removed, Content-Length the stored
+    /// body's length). When served, it carries a generated `Age` (RFC 9111 §4.2.3).
+    public private(set) var response: HTTPURLResponse
     /// When the response was received (or last revalidated with a 304).
     public let storedDate: Date
     /// When the request that produced it was sent; with `storedDate` it gives the response's age (RFC 9111 §4.2.3).
@@ -20,8 +21,16 @@ public struct CachedHTTPResponse: Sendable {
     let key: String
     let headers: HTTPHeaderFields
     let varyValues: [String: String]
+    /// The entry file it was read from or written to (the variant's file for a response with `Vary`).
+    let fileName: String
+    /// False for a response stored without its body (an error status rejected at the header).
+    let hasBody: Bool
+    /// How the download reports it (`ImageDownloadMetrics.source`).
+    var source: ImageDownloadMetrics.Source = .httpCache
+    /// Served although stale (stale-while-revalidate, stale-if-error, the request's max-stale).
+    var isStale = false
 
-    init?(entry: HTTPCacheEntryFile, url: URL) {
+    init?(entry: HTTPCacheEntryFile, url: URL, fileName: String) {
         guard let response = HTTPURLResponse(url: url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1",
                                              headerFields: entry.headers.dictionary) else { return nil }
         self.data = entry.body
@@ -31,6 +40,8 @@ public struct CachedHTTPResponse: Sendable {
         self.key = entry.key
         self.headers = entry.headers
         self.varyValues = entry.varyValues
+        self.fileName = fileName
+        self.hasBody = entry.kind != .headersOnly
     }
 
     /// The HTTP status code of the stored response.
@@ -38,9 +49,36 @@ public struct CachedHTTPResponse: Sendable {
 
     /// Whether the stored response may be served without contacting the server at `now`.
     public func isFresh(at now: Date = Date()) -> Bool {
-        HTTPFreshness.isFresh(headers, requestDate: requestDate, responseDate: storedDate, now: now)
+        use(for: HTTPHeaderFields(), now: now) == .fresh
     }
 
     /// The conditional request header fields (If-None-Match, If-Modified-Since) that revalidate this response.
     public var validators: [String: String] { HTTPFreshness.validators(headers) }
+
+    /// What this response may be used for by a request with `request` header fields at `now`.
+    func use(for request: HTTPHeaderFields, now: Date) -> HTTPFreshness.Use {
+        HTTPFreshness.use(headers, statusCode: statusCode, requestDate: requestDate, responseDate: storedDate,
+                          request: request, now: now)
+    }
+
+    func mayServeStaleOnError(for request: HTTPHeaderFields, now: Date) -> Bool {
+        HTTPFreshness.mayServeStaleOnError(headers, statusCode: statusCode, requestDate: requestDate,
+                                           responseDate: storedDate, request: request, now: now)
+    }
+
+    /// This response as served at `now`: its `Age` field replaced by the current age in whole seconds
+    /// (RFC 9111 §4.2.3, §5.1), and marked with how the download reports it.
+    func served(at now: Date, source: ImageDownloadMetrics.Source = .httpCache, stale: Bool = false) -> CachedHTTPResponse {
+        var copy = self
+        copy.source = source
+        copy.isStale = stale
+        let age = HTTPFreshness.currentAge(headers, requestDate: requestDate, responseDate: storedDate, now: now)
+        var fields = headers
+        fields.set("Age", String(Int(min(max(0, age), HTTPFieldList.deltaSecondsLimit).rounded(.down))))
+        if let url = response.url, let rebuilt = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1",
+                                                                  headerFields: fields.dictionary) {
+            copy.response = rebuilt
+        }
+        return copy
+    }
 }

@@ -3,9 +3,9 @@ import Foundation
 /// The on-disk format of one cache entry, self-validating so that a truncated, damaged or foreign file is
 /// recognised and discarded instead of served.
 ///
-/// Layout (little-endian), version 1:
+/// Layout (little-endian), version 2:
 /// ```
-///  0  magic "ODHC"            4  version UInt16        6  reserved UInt16 (0)
+///  0  magic "ODHC"            4  version UInt16        6  kind UInt16 (see `Kind`)
 ///  8  status code UInt32     12  metadata length UInt32
 /// 16  body length UInt64     24  request date (Float64 bits)   32  response date (Float64 bits)
 /// 40  checksum of bytes 0..<40 + metadata (UInt64)             48  checksum of the body (UInt64)
@@ -13,7 +13,21 @@ import Foundation
 ///     body
 /// ```
 /// The file's size must be exactly 56 + metadata + body: a short file is truncated, a long one foreign.
+/// Version 1 (before `Vary` variants and responses stored without their body) had 0 where `kind` is: its
+/// files are left alone like those of any other version.
 struct HTTPCacheEntryFile: Equatable, Sendable {
+    /// What an entry file holds.
+    enum Kind: UInt16, Sendable {
+        /// A response and its body.
+        case response = 0
+        /// The variants of a URL whose responses carry `Vary`: the headers hold that `Vary` field and the
+        /// body is the generation that names the variant files (see `HTTPCacheKey.variantFileName`).
+        case variantIndex = 1
+        /// A response stored without its body (an error status the download rejects at the header).
+        case headersOnly = 2
+    }
+
+    var kind: Kind = .response
     var key: String
     var statusCode: Int
     var headers: HTTPHeaderFields
@@ -34,7 +48,7 @@ struct HTTPCacheEntryFile: Equatable, Sendable {
     }
 
     static let magic: [UInt8] = Array("ODHC".utf8)
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     static let headerSize = 56
     /// Metadata beyond this is not something this cache wrote (keys and headers are small).
     static let maximumMetadataLength = 1 << 20
@@ -61,7 +75,7 @@ struct HTTPCacheEntryFile: Equatable, Sendable {
         var out = Data(capacity: Self.headerSize + meta.count + body.count)
         out.append(contentsOf: Self.magic)
         Self.appendUInt16(Self.version, to: &out)
-        Self.appendUInt16(0, to: &out)
+        Self.appendUInt16(kind.rawValue, to: &out)
         Self.appendUInt32(UInt32(clamping: statusCode), to: &out)
         Self.appendUInt32(UInt32(clamping: meta.count), to: &out)
         Self.appendUInt64(UInt64(body.count), to: &out)
@@ -83,8 +97,9 @@ struct HTTPCacheEntryFile: Equatable, Sendable {
         var reader = Reader(data: data)
         guard let magicBytes = reader.bytes(4), Array(magicBytes) == magic else { throw .notAnEntry }
         guard bytes >= headerSize else { throw .truncated }
-        guard let version = reader.uint16(), let _ = reader.uint16() else { throw .truncated }
+        guard let version = reader.uint16(), let rawKind = reader.uint16() else { throw .truncated }
         guard version == Self.version else { throw .unsupportedVersion(Int(version)) }
+        guard let kind = Kind(rawValue: rawKind) else { throw .malformedMetadata }
         guard let status = reader.uint32(), let metaLength32 = reader.uint32(), let bodyLength64 = reader.uint64(),
               let requestBits = reader.uint64(), let responseBits = reader.uint64(),
               let metaChecksum = reader.uint64(), let bodyChecksum = reader.uint64() else { throw .truncated }
@@ -124,7 +139,7 @@ struct HTTPCacheEntryFile: Equatable, Sendable {
         }
         guard metaReader.isAtEnd else { throw .malformedMetadata }
 
-        return HTTPCacheEntryFile(key: key, statusCode: Int(status), headers: HTTPHeaderFields(fields),
+        return HTTPCacheEntryFile(kind: kind, key: key, statusCode: Int(status), headers: HTTPHeaderFields(fields),
                                   varyValues: vary, requestDate: Date(timeIntervalSince1970: requestTime),
                                   responseDate: Date(timeIntervalSince1970: responseTime), body: body)
     }

@@ -6,12 +6,16 @@ import FoundationNetworking
 /// One download's use of the HTTP cache and of cookies, so that the download operation makes a few calls
 /// at fixed points instead of carrying the rules itself:
 ///
-/// - `begin()` in `start()`, before creating the task: serve from the cache, fail, or send a request (with
-///   validators and cookies added as the options ask);
+/// - `begin(acceptsStatus:)` in `start()`, before creating the task: serve from the cache (also a stored
+///   error status, or stale while a background revalidation runs), fail, or send a request (with validators
+///   and cookies added as the options ask);
 /// - `redirect(_:response:)` in `willPerformHTTPRedirection`: cookies of the 3xx stored, the new request's
 ///   cookies chosen for its URL;
 /// - `received(_:)` in `didReceive response`: cookies stored; a 304 to a revalidation becomes the stored
-///   response, refreshed;
+///   response, refreshed (or, matching no stored response, a request to fetch anew); a 5xx within
+///   stale-if-error becomes the stale stored response; an error status the download rejects is stored
+///   without its body when cacheable; a successful unsafe method invalidates;
+/// - `failed(_:)` when the transfer fails: the stale stored response within stale-if-error, or nil;
 /// - `completed(_:data:)` in `didCompleteWithError` (no error, acceptable status): the body stored;
 /// - `isCachedBody(_:)` before decoding: `.ignoreCachedResponse` and the bytes equal the cached ones →
 ///   `ImageDownloaderError.cacheNotModified`;
@@ -22,7 +26,8 @@ import FoundationNetworking
 final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarded by `lock`
     /// What `start()` does.
     enum Start {
-        /// No request: decode and deliver this stored response (metrics: served from the cache).
+        /// No request: deliver this stored response (metrics: `cached.source`, `cached.isStale`). A status
+        /// the download does not accept (a stored 404, a 504 for only-if-cached) fails with that status.
         case serveFromCache(CachedHTTPResponse)
         /// No request: fail with this error (`.returnCacheDataDontLoad` and nothing stored).
         case fail(URLError)
@@ -34,16 +39,21 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     enum ResponseDisposition: Equatable {
         /// Validate and receive the response as usual.
         case proceed
-        /// A 304 to this transaction's revalidation: the stored body is the result (byte-identical);
-        /// treat the download as a success with this response and data. No body follows.
-        case serveRevalidated(CachedHTTPResponse)
-        /// A 304 that cannot be matched to a stored response: report `ImageDownloaderError.notModified`.
+        /// The stored body is the result (byte-identical) with this response: a 304 to this transaction's
+        /// revalidation (`source == .revalidatedHTTPCache`), or an error status within stale-if-error
+        /// (`isStale`). Any body that follows is not the result.
+        case serveFromCache(CachedHTTPResponse)
+        /// A 304 whose validator names no stored response: send this request (without the validators)
+        /// instead, on a new transfer; this response and anything that follows it are dropped.
+        case refetch(URLRequest)
+        /// A 304 to the caller's own conditional request: report `ImageDownloaderError.notModified`.
         case notModified
 
         static func == (lhs: ResponseDisposition, rhs: ResponseDisposition) -> Bool {
             switch (lhs, rhs) {
             case (.proceed, .proceed), (.notModified, .notModified): return true
-            case (.serveRevalidated(let a), .serveRevalidated(let b)): return a.key == b.key && a.data == b.data
+            case (.serveFromCache(let a), .serveFromCache(let b)): return a.key == b.key && a.data == b.data && a.source == b.source
+            case (.refetch(let a), .refetch(let b)): return a == b
             default: return false
             }
         }
@@ -54,58 +64,119 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     let ignoreCachedResponse: Bool
     let handleCookies: Bool
     let cookieStorage: HTTPCookieStorage
+    let revalidator: HTTPCacheRevalidator?
+
+    private struct State {
+        var currentRequest: URLRequest
+        /// The stored response this download may revalidate or fall back on (stale-if-error).
+        var stored: CachedHTTPResponse?
+        /// This transaction added the conditional fields: a 304 is its own to apply.
+        var addedValidators = false
+        var storesResponse = false
+        var requestDate = Date()
+        var cachedBody: Data?
+        var acceptsStatus: @Sendable (Int) -> Bool = { (200..<300).contains($0) }
+        /// The result is a stored response standing in for an error: nothing is stored.
+        var servedStoredResponse = false
+        var refetches = 0
+    }
 
     private let lock = NSLock()
     private let originalRequest: URLRequest
-    private var currentRequest: URLRequest
-    private var revalidating: CachedHTTPResponse?
-    private var storesResponse = false
-    private var requestDate = Date()
-    private var cachedBody: Data?
+    private var state: State
 
     /// - Parameters:
     ///   - request: the request as the downloader built it (headers, modifier applied).
     ///   - cache: the downloader's `HTTPImageCache` (nil: no HTTP cache at all).
     ///   - cookieStorage: where `.handleCookies` reads and stores cookies (`HTTPCookieStorage.shared`, as on Apple).
+    ///   - revalidator: starts background revalidations (stale-while-revalidate); nil revalidates in the
+    ///     foreground instead.
     init(request: URLRequest, cache: HTTPImageCache?, useURLCache: Bool, ignoreCachedResponse: Bool,
-         handleCookies: Bool, cookieStorage: HTTPCookieStorage = .shared) {
+         handleCookies: Bool, cookieStorage: HTTPCookieStorage = .shared, revalidator: HTTPCacheRevalidator? = nil) {
         self.originalRequest = request
-        self.currentRequest = request
+        self.state = State(currentRequest: request)
         self.cache = cache
         self.useURLCache = useURLCache
         self.ignoreCachedResponse = ignoreCachedResponse
         self.handleCookies = handleCookies
         self.cookieStorage = cookieStorage
+        self.revalidator = revalidator
     }
 
-    /// The request to send, or a stored response to serve, or an error. Call once.
-    func begin(now: Date = Date()) -> Start {
+    /// The request to send, or a stored response to serve, or an error. Call once. `acceptsStatus` is the
+    /// download's status validation: a response stored without its body is only served to a download that
+    /// rejects its status.
+    func begin(now: Date = Date(), acceptsStatus: @escaping @Sendable (Int) -> Bool = { (200..<300).contains($0) }) -> Start {
         var request = originalRequest
         if handleCookies { request = CookieHandling.addingCookies(to: request, from: cookieStorage, now: now) }
+        lock.withLock {
+            state.currentRequest = request
+            state.requestDate = now
+            state.acceptsStatus = acceptsStatus
+        }
         guard let cache, useURLCache else {
             // "Never load" with no cache to read from can only fail, as on Apple without a URLCache.
             if request.cachePolicy == .returnCacheDataDontLoad { return .fail(URLError(.resourceUnavailable)) }
-            lock.withLock { currentRequest = request; requestDate = now }
             return .send(request)
         }
-        switch cache.plan(for: request, useURLCache: true, now: now) {
-        case .serveFromCache(let stored):
-            lock.withLock { cachedBody = stored.data }
+        let plan = cache.plan(for: request, useURLCache: true, now: now)
+        switch plan {
+        case .serveFromCache(let stored) where stored.hasBody || !acceptsStatus(stored.statusCode):
+            lock.withLock { state.cachedBody = stored.data }
             return .serveFromCache(stored)
+        case .serveFromCache:
+            // Stored without its body, and this download wants the body of that status: ask the server.
+            if request.cachePolicy == .returnCacheDataDontLoad { return .fail(URLError(.resourceUnavailable)) }
+            return load(request, stored: nil, storesResponse: true, cache: cache)
+        case .serveStaleAndRevalidate(let stale):
+            if stale.hasBody || !acceptsStatus(stale.statusCode), startRevalidation(of: stale, request: request, cache: cache) {
+                lock.withLock { state.cachedBody = stale.data }
+                return .serveFromCache(stale)
+            }
+            // Nothing can revalidate in the background: revalidate now, as for any stale response.
+            var conditional = request
+            for (name, value) in stale.validators where conditional.value(forHTTPHeaderField: name) == nil {
+                conditional.setValue(value, forHTTPHeaderField: name)
+            }
+            return load(conditional, stored: stale, storesResponse: true, cache: cache)
         case .unavailable:
             return .fail(URLError(.resourceUnavailable))
+        case .gatewayTimeout:
+            guard let url = request.url, let key = HTTPCacheKey.key(for: url),
+                  let response = CachedHTTPResponse(
+                    entry: HTTPCacheEntryFile(kind: .headersOnly, key: key, statusCode: 504, headers: HTTPHeaderFields(),
+                                              varyValues: [:], requestDate: now, responseDate: now, body: Data()),
+                    url: url, fileName: "") else { return .fail(URLError(.resourceUnavailable)) }
+            return .serveFromCache(response)
         case .load(let toSend, let stored, let stores):
-            // `.ignoreCachedResponse` compares with what is stored even when this policy does not read it.
-            let body = ignoreCachedResponse ? (stored ?? cache.cachedResponse(for: request))?.data : nil
-            lock.withLock {
-                currentRequest = toSend
-                revalidating = stored
-                storesResponse = stores
-                requestDate = now
-                cachedBody = body
-            }
-            return .send(toSend)
+            return load(toSend, stored: stored, storesResponse: stores, cache: cache)
         }
+    }
+
+    private func load(_ toSend: URLRequest, stored: CachedHTTPResponse?, storesResponse: Bool, cache: HTTPImageCache) -> Start {
+        // `.ignoreCachedResponse` compares with what is stored even when this policy does not read it.
+        let body = ignoreCachedResponse ? (stored ?? cache.cachedResponse(for: toSend))?.data : nil
+        let added = stored != nil && ["If-None-Match", "If-Modified-Since"].contains { field in
+            toSend.value(forHTTPHeaderField: field) != nil && originalRequest.value(forHTTPHeaderField: field) == nil
+        }
+        lock.withLock {
+            state.currentRequest = toSend
+            state.stored = stored
+            state.addedValidators = added
+            state.storesResponse = storesResponse
+            state.cachedBody = body
+        }
+        return .send(toSend)
+    }
+
+    /// Claims the entry's revalidation and starts it; true when one is running (this one or another's).
+    private func startRevalidation(of stale: CachedHTTPResponse, request: URLRequest, cache: HTTPImageCache) -> Bool {
+        guard let revalidator else { return false }
+        let name = stale.fileName
+        // Already being revalidated (by another download): serve the stale response without a second request.
+        guard cache.claimRevalidation(of: name) else { return true }
+        let started = revalidator.start(originalRequest, cache, handleCookies) { cache.endRevalidation(of: name) }
+        return started
     }
 
     /// The request to follow a redirect with: cookies set by the 3xx are stored, and the Cookie header is
@@ -120,8 +191,9 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         }
         if handleCookies { request = CookieHandling.addingCookies(to: request, from: cookieStorage, now: now) }
         lock.withLock {
-            currentRequest = request
-            revalidating = nil
+            state.currentRequest = request
+            state.stored = nil
+            state.addedValidators = false
         }
         return request
     }
@@ -129,12 +201,65 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     /// Call for every response (also error statuses: their cookies count too).
     func received(_ response: HTTPURLResponse, now: Date = Date()) -> ResponseDisposition {
         storeCookies(from: response)
-        guard response.statusCode == 304 else { return .proceed }
-        let (stored, request, sentAt) = lock.withLock { (revalidating, currentRequest, requestDate) }
-        guard let cache, let stored,
-              let refreshed = cache.refreshed(with: response, for: request, stored: stored, requestDate: sentAt, responseDate: now)
-        else { return .notModified }
-        return .serveRevalidated(refreshed)
+        let current = lock.withLock { state }
+        guard let cache, useURLCache else { return response.statusCode == 304 ? .notModified : .proceed }
+        let request = current.currentRequest
+        let method = (request.httpMethod ?? "GET").uppercased()
+        if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method), response.statusCode < 400 {
+            cache.invalidate(after: response, to: request)
+        }
+        if response.statusCode == 304 {
+            guard current.addedValidators, let stored = current.stored else { return .notModified }
+            if let refreshed = cache.refreshed(with: response, for: request, stored: stored, requestDate: current.requestDate,
+                                               responseDate: now),
+               refreshed.hasBody || !current.acceptsStatus(refreshed.statusCode) {
+                return .serveFromCache(refreshed.served(at: now, source: .revalidatedHTTPCache))
+            }
+            return refetch(current)
+        }
+        if HTTPFreshness.errorStatusCodes.contains(response.statusCode), let stored = current.stored, stored.hasBody,
+           stored.mayServeStaleOnError(for: HTTPHeaderFields(request: request), now: now) {
+            lock.withLock { state.servedStoredResponse = true }
+            return .serveFromCache(stored.served(at: now, stale: true))
+        }
+        if current.storesResponse, !current.acceptsStatus(response.statusCode) {
+            // The download stops at this header: keep the status (while fresh it is answered without a request).
+            cache.store(response, data: nil, for: storedRequest(request, response: response),
+                        requestDate: current.requestDate, responseDate: now, wait: false)
+        }
+        return .proceed
+    }
+
+    /// A 304 that matches no stored response (RFC 9111 §4.3.4): the same request without this transaction's
+    /// validators. At most twice per download, then the 304 is reported.
+    private func refetch(_ current: State) -> ResponseDisposition {
+        guard current.refetches < 2 else { return .notModified }
+        var request = current.currentRequest
+        for field in ["If-None-Match", "If-Modified-Since"] {
+            request.setValue(originalRequest.value(forHTTPHeaderField: field), forHTTPHeaderField: field)
+        }
+        lock.withLock {
+            state.currentRequest = request
+            state.addedValidators = false
+            state.refetches += 1
+        }
+        return .refetch(request)
+    }
+
+    /// The transfer failed with `error`: the stored response to deliver instead, or nil to report the error.
+    /// Within stale-if-error (RFC 5861 §4) any failure but a cancel counts; without it, only a failure to
+    /// reach the origin (RFC 9111 §4.2.4: a disconnected cache may serve stale), never past `must-revalidate`
+    /// or `no-cache`.
+    func failed(_ error: any Error, now: Date = Date()) -> CachedHTTPResponse? {
+        let urlError = error as? URLError ?? URLError(.unknown)
+        guard urlError.code != .cancelled else { return nil }
+        let current = lock.withLock { state }
+        guard useURLCache, let stored = current.stored, stored.hasBody else { return nil }
+        let request = HTTPHeaderFields(request: current.currentRequest)
+        guard stored.mayServeStaleOnError(for: request, now: now)
+            || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.headers)) else { return nil }
+        lock.withLock { state.servedStoredResponse = true }
+        return stored.served(at: now, stale: true)
     }
 
     /// Whether `completed` can write to the cache at all (`.useURLCache` with a cache).
@@ -142,32 +267,37 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
 
     /// Stores a complete response and its body (before any decryptor) when the policy allows.
     func completed(_ response: HTTPURLResponse, data: Data, now: Date = Date()) {
-        let (stores, request, sentAt) = lock.withLock { (storesResponse, currentRequest, requestDate) }
-        guard stores, useURLCache, let cache, response.statusCode != 304 else { return }
-        // After a redirect the body belongs to the final URL, which is where it is stored.
-        var storedRequest = request
-        if let finalURL = response.url { storedRequest.url = finalURL }
-        cache.store(response, data: data, for: storedRequest, requestDate: sentAt, responseDate: now)
+        let current = lock.withLock { state }
+        guard current.storesResponse, !current.servedStoredResponse, useURLCache, let cache, response.statusCode != 304 else { return }
+        cache.store(response, data: data, for: storedRequest(current.currentRequest, response: response),
+                    requestDate: current.requestDate, responseDate: now)
+    }
+
+    /// After a redirect the response belongs to the final URL, which is where it is stored.
+    private func storedRequest(_ request: URLRequest, response: HTTPURLResponse) -> URLRequest {
+        var stored = request
+        if let finalURL = response.url { stored.url = finalURL }
+        return stored
     }
 
     /// `.ignoreCachedResponse`: whether `data` equals the body that was cached before this download.
     func isCachedBody(_ data: Data) -> Bool {
         guard ignoreCachedResponse else { return false }
-        return lock.withLock { cachedBody } == data
+        return lock.withLock { state.cachedBody } == data
     }
 
     /// Drops the stored body and response this transaction holds; the operation calls it before finishing
     /// (finished operations can linger in an OperationQueue).
     func release() {
         lock.withLock {
-            revalidating = nil
-            cachedBody = nil
+            state.stored = nil
+            state.cachedBody = nil
         }
     }
 
     private func storeCookies(from response: HTTPURLResponse) {
         guard handleCookies else { return }
-        let request = lock.withLock { currentRequest }
+        let request = lock.withLock { state.currentRequest }
         CookieHandling.storeCookies(from: response, for: request, in: cookieStorage)
     }
 }

@@ -5,87 +5,87 @@ import Foundation
 /// Every function takes `now` (or the stored dates) as an argument so that tests are deterministic and the
 /// cache never reads the clock in more than one place.
 enum HTTPFreshness {
-    /// Heuristic freshness (only for responses with Last-Modified and no explicit lifetime) is this fraction
-    /// of the time since the last modification (RFC 9111 §4.2.2 suggests 10%) ...
+    /// Heuristic freshness is this fraction of the time since Last-Modified (RFC 9111 §4.2.2 suggests 10%) ...
     static let heuristicFraction = 0.1
-    /// ... capped at one day, past which RFC 7234 required a warning.
+    /// ... capped at one day, past which RFC 7234 asked for a warning: an image changed at its origin shows
+    /// within a day even when the server says nothing about freshness.
     static let heuristicCap: TimeInterval = 86_400
-    /// The only request header fields a `Vary` may name for the response to be stored: an image
-    /// downloader sends few headers and these two are the ones image servers negotiate on.
-    static let honouredVaryFields: Set<String> = ["accept", "accept-encoding"]
-    /// Status codes stored: only complete, successful representations are useful to an image downloader.
-    static let storableStatusCodes: Set<Int> = [200, 203]
+    /// RFC 9110 §15.1: statuses a cache may store and give a heuristic lifetime without explicit freshness
+    /// (206 too, but partial responses are never stored here).
+    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    /// The statuses registered by RFC 9110: `must-understand` lets a response with one of these be stored
+    /// despite `no-store`, and keeps any other status from being stored.
+    static let understoodStatusCodes: Set<Int> = Set([100, 101] + Array(200...206) + Array(300...305) + [307, 308]
+        + Array(400...417) + [421, 422, 426] + Array(500...505))
+    /// Origin answers that count as errors for stale-if-error (RFC 5861 §4).
+    static let errorStatusCodes: Set<Int> = [500, 502, 503, 504]
 
-    /// Why a response is not stored, or the request header fields its `Vary` names.
+    /// Why a response is not stored, or the request fields its `Vary` names.
     enum Storability: Equatable, Sendable {
         case storable(varyFields: [String])
         case notStorable(String)
     }
 
+    /// What a stored response may be used for, for one request at one time.
+    enum Use: Equatable, Sendable {
+        /// Fresh: serve it without contacting the server.
+        case fresh
+        /// Stale, but the request's `max-stale` accepts it: serve it without contacting the server.
+        case staleAcceptedByRequest
+        /// Stale within `stale-while-revalidate`: serve it now and revalidate in the background.
+        case staleWhileRevalidate
+        /// Must be revalidated (or fetched) before use.
+        case validate
+    }
+
+    // MARK: Storing
+
     /// Whether a response may be stored (RFC 9111 §3) and, if so, which request fields it varies on.
     static func storability(method: String, statusCode: Int, responseHeaders: HTTPHeaderFields,
                             requestHeaders: HTTPHeaderFields) -> Storability {
         guard method.uppercased() == "GET" else { return .notStorable("method \(method)") }
-        guard storableStatusCodes.contains(statusCode) else { return .notStorable("status \(statusCode)") }
+        guard statusCode >= 200 else { return .notStorable("interim status \(statusCode)") }
+        guard statusCode != 206, statusCode != 304 else { return .notStorable("status \(statusCode)") }
         if CacheControlDirectives(requestHeaders["Cache-Control"]).noStore {
             return .notStorable("request Cache-Control: no-store")
         }
-        if CacheControlDirectives(responseHeaders["Cache-Control"]).noStore {
+        let directives = CacheControlDirectives(responseHeaders["Cache-Control"])
+        let understood = understoodStatusCodes.contains(statusCode)
+        if directives.mustUnderstand {
+            // RFC 9111 §5.2.2.3: only a cache that implements the status may store it, and it ignores no-store.
+            guard understood else { return .notStorable("must-understand and status \(statusCode)") }
+        } else if directives.noStore {
             return .notStorable("Cache-Control: no-store")
         }
-        guard let vary = varyFields(responseHeaders) else {
-            return .notStorable("Vary: \(responseHeaders["Vary"] ?? "")")
+        let vary = HTTPVary(responseHeaders["Vary"])
+        if vary == .any { return .notStorable("Vary: \(responseHeaders["Vary"] ?? "")") }
+        let explicitlyCacheable = directives.maxAge != nil || directives.maxAgeInvalid || responseHeaders["Expires"] != nil
+            || directives.isPublic || directives.isPrivate
+        guard explicitlyCacheable || heuristicallyCacheableStatusCodes.contains(statusCode) else {
+            return .notStorable("status \(statusCode) without explicit freshness")
         }
-        return .storable(varyFields: vary)
+        return .storable(varyFields: vary.fieldNames)
     }
 
-    /// The lower-cased request fields named by `Vary`, or nil when `Vary` names `*` or any field other than
-    /// Accept / Accept-Encoding (such a response is not stored).
-    static func varyFields(_ responseHeaders: HTTPHeaderFields) -> [String]? {
-        guard let vary = responseHeaders["Vary"] else { return [] }
-        var fields: [String] = []
-        for item in vary.split(separator: ",").prefix(64) {
-            let name = item.trimmingCharacters(in: .whitespaces).lowercased()
-            if name.isEmpty { continue }
-            guard honouredVaryFields.contains(name) else { return nil }
-            if !fields.contains(name) { fields.append(name) }
-        }
-        return fields.sorted()
-    }
+    // MARK: Freshness and age
 
-    /// The values of `fields` in `request`, normalised, for storing next to the response and comparing later.
-    static func varyValues(_ fields: [String], request: HTTPHeaderFields) -> [String: String] {
-        var values: [String: String] = [:]
-        for field in fields {
-            if let value = request[field] { values[field] = normalisedVaryValue(value) }
-        }
-        return values
-    }
-
-    /// Whether a new request selects the stored response: every varied field must match (absent = absent).
-    static func varyMatches(storedValues: [String: String], fields: [String], request: HTTPHeaderFields) -> Bool {
-        fields.allSatisfy { field in
-            storedValues[field] == request[field].map(normalisedVaryValue)
-        }
-    }
-
-    private static func normalisedVaryValue(_ value: String) -> String {
-        String(value.unicodeScalars.filter { $0 != " " && $0 != "\t" })
-    }
-
-    /// The freshness lifetime (RFC 9111 §4.2.1): max-age, else Expires − Date, else the Last-Modified heuristic,
-    /// else zero. `responseDate` stands in for a missing Date header.
-    static func freshnessLifetime(_ headers: HTTPHeaderFields, responseDate: Date) -> TimeInterval {
+    /// The freshness lifetime (RFC 9111 §4.2.1): max-age, else Expires − Date (an invalid Expires means
+    /// already expired), else — for heuristically cacheable statuses or `public`/`private` responses —
+    /// 10% of Date − Last-Modified, at most `heuristicCap`; else zero. `responseDate` stands in for a
+    /// missing or invalid Date.
+    static func freshnessLifetime(_ headers: HTTPHeaderFields, statusCode: Int, responseDate: Date) -> TimeInterval {
         let directives = CacheControlDirectives(headers["Cache-Control"])
         if directives.maxAgeInvalid { return 0 }
         if let maxAge = directives.maxAge { return maxAge }
         let date = dateValue(headers, responseDate: responseDate)
         if let expires = headers["Expires"] {
-            // An invalid Expires (e.g. "0") means already expired.
-            guard let expiry = HTTPDate.parse(expires) else { return 0 }
+            // An invalid Expires (e.g. "0", or two lines joined) means already expired (RFC 9111 §5.3).
+            guard let expiry = HTTPDate.parse(expires, now: responseDate) else { return 0 }
             return max(0, expiry.timeIntervalSince(date))
         }
-        if let lastModifiedValue = headers["Last-Modified"], let lastModified = HTTPDate.parse(lastModifiedValue) {
+        let heuristic = heuristicallyCacheableStatusCodes.contains(statusCode) || directives.isPublic || directives.isPrivate
+        if heuristic, let lastModifiedValue = headers["Last-Modified"],
+           let lastModified = HTTPDate.parse(lastModifiedValue, now: responseDate) {
             let sinceModified = date.timeIntervalSince(lastModified)
             return min(max(0, sinceModified * heuristicFraction), heuristicCap)
         }
@@ -95,11 +95,7 @@ enum HTTPFreshness {
     /// The current age (RFC 9111 §4.2.3) of a response requested at `requestDate`, received at `responseDate`.
     static func currentAge(_ headers: HTTPHeaderFields, requestDate: Date, responseDate: Date, now: Date) -> TimeInterval {
         let date = dateValue(headers, responseDate: responseDate)
-        let ageValue = headers["Age"].flatMap { value -> TimeInterval? in
-            let trimmed = value.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, trimmed.count <= 10, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-            return TimeInterval(trimmed)
-        } ?? 0
+        let ageValue = HTTPAge.parse(headers["Age"]) ?? 0
         let apparentAge = max(0, responseDate.timeIntervalSince(date))
         let responseDelay = max(0, responseDate.timeIntervalSince(requestDate))
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
@@ -107,29 +103,82 @@ enum HTTPFreshness {
         return correctedInitialAge + residentTime
     }
 
-    /// Whether the stored response may be served to `request` without contacting the server: not marked
-    /// no-cache (Cache-Control or, without Cache-Control, Pragma), within its lifetime, and within any
-    /// `max-age` / `no-cache` the request itself carries.
-    static func isFresh(_ headers: HTTPHeaderFields, requestDate: Date, responseDate: Date,
-                        request: HTTPHeaderFields = HTTPHeaderFields(), now: Date) -> Bool {
-        if requiresValidation(headers) || requiresValidation(request) { return false }
+    /// What the stored response (`headers`, `statusCode`, its dates) may be used for by a request with
+    /// header fields `request` at `now`: response `no-cache`, request `no-cache` / `max-age` / `min-fresh`
+    /// force validation; request `max-stale` and response `stale-while-revalidate` let a stale response
+    /// be used, never past `must-revalidate` or `no-cache`.
+    static func use(_ headers: HTTPHeaderFields, statusCode: Int, requestDate: Date, responseDate: Date,
+                    request: HTTPHeaderFields = HTTPHeaderFields(), now: Date) -> Use {
+        let response = CacheControlDirectives(headers["Cache-Control"])
+        let requested = CacheControlDirectives(request["Cache-Control"])
+        if response.noCache || requested.noCache { return .validate }
+        let lifetime = freshnessLifetime(headers, statusCode: statusCode, responseDate: responseDate)
         let age = currentAge(headers, requestDate: requestDate, responseDate: responseDate, now: now)
-        let requestDirectives = CacheControlDirectives(request["Cache-Control"])
-        if requestDirectives.maxAgeInvalid { return false }
-        if let requestMaxAge = requestDirectives.maxAge, age > requestMaxAge { return false }
-        return freshnessLifetime(headers, responseDate: responseDate) > age
+        if requested.maxAgeInvalid { return .validate }
+        if let maxAge = requested.maxAge, age > maxAge { return .validate }
+        let fresh = lifetime > age + (requested.minFresh ?? 0)
+        if fresh { return .fresh }
+        // Stale (or not fresh enough for min-fresh): only the unrestricted forms below may serve it.
+        guard !response.mustRevalidate, requested.minFresh == nil, lifetime <= age else { return .validate }
+        let staleness = age - lifetime
+        switch requested.maxStale {
+        case .any: return .staleAcceptedByRequest
+        case .seconds(let limit) where staleness <= limit: return .staleAcceptedByRequest
+        default: break
+        }
+        if requested.maxAge == nil, let window = response.staleWhileRevalidate, staleness <= window {
+            return .staleWhileRevalidate
+        }
+        return .validate
     }
 
-    /// Whether a stale response may still be served when the server cannot be reached (RFC 9111 §4.2.4):
-    /// not when it says must-revalidate or no-cache.
-    static func mayServeStale(_ headers: HTTPHeaderFields) -> Bool {
-        let directives = CacheControlDirectives(headers["Cache-Control"])
-        return !directives.mustRevalidate && !requiresValidation(headers)
+    /// Whether the stored response may stand in for an error (a failed request, or a 500/502/503/504) at
+    /// `now`: within the response's or the request's `stale-if-error` window (RFC 5861 §4), and never
+    /// with `must-revalidate` or `no-cache`, which forbid any use without validation.
+    static func mayServeStaleOnError(_ headers: HTTPHeaderFields, statusCode: Int, requestDate: Date, responseDate: Date,
+                                     request: HTTPHeaderFields = HTTPHeaderFields(), now: Date) -> Bool {
+        let response = CacheControlDirectives(headers["Cache-Control"])
+        guard !response.mustRevalidate, !response.noCache else { return false }
+        let window = max(response.staleIfError ?? -1, CacheControlDirectives(request["Cache-Control"]).staleIfError ?? -1)
+        guard window >= 0 else { return false }
+        let lifetime = freshnessLifetime(headers, statusCode: statusCode, responseDate: responseDate)
+        let age = currentAge(headers, requestDate: requestDate, responseDate: responseDate, now: now)
+        return age - lifetime <= window
     }
 
-    /// Conditional request headers for revalidating a stored response: If-None-Match from ETag and
-    /// If-Modified-Since from Last-Modified (sent verbatim, as RFC 9110 §13.1.3 recommends). Empty when the
-    /// response carries no validator.
+    /// Whether the stored response may be served when the origin cannot be reached at all (RFC 9111 §4.2.4
+    /// allows a disconnected cache to serve stale responses): not when it says `must-revalidate` or
+    /// `no-cache`, which forbid any use without validation.
+    static func mayServeStaleWhenDisconnected(_ headers: HTTPHeaderFields) -> Bool {
+        let response = CacheControlDirectives(headers["Cache-Control"])
+        return !response.mustRevalidate && !response.noCache
+    }
+
+    /// Transport errors that mean the origin could not be reached or did not answer: the cache is
+    /// disconnected. Not cancellation, not the caller's own mistakes, not TLS failures (a certificate
+    /// problem is never hidden behind a stored response).
+    static func isDisconnection(_ error: URLError) -> Bool {
+        switch error.code {
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost, .notConnectedToInternet,
+             .timedOut, .badServerResponse, .cannotLoadFromNetwork, .internationalRoamingOff, .dataNotAllowed,
+             .callIsActive, .zeroByteResource, .cannotParseResponse:
+            return true
+        case .unknown:
+            // corelibs reports a connection closed mid-response (FIN) as -1, but also TLS failures ("SSL
+            // certificate problem"), which are not a disconnection.
+            let underlying = (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? ""
+            let text = (error.localizedDescription + " " + underlying).lowercased()
+            return !["ssl", "tls", "certificate"].contains { text.contains($0) }
+        default:
+            return false
+        }
+    }
+
+    // MARK: Validation
+
+    /// Conditional request header fields for revalidating a stored response: If-None-Match with the ETag
+    /// exactly as received (quotes, `W/`), and If-Modified-Since with the Last-Modified value verbatim
+    /// (RFC 9110 §13.1.3). Empty when the response carries no validator.
     static func validators(_ headers: HTTPHeaderFields) -> [String: String] {
         var result: [String: String] = [:]
         if let etag = headers["ETag"], !etag.isEmpty { result["If-None-Match"] = etag }
@@ -139,59 +188,25 @@ enum HTTPFreshness {
         return result
     }
 
-    /// Whether a 304 describes the stored response: when both carry an ETag they must match (weak comparison).
+    /// Whether a 304 describes the stored response (RFC 9111 §4.3.4): a strong ETag in the 304 must equal the
+    /// stored strong ETag; a weak one must match weakly; without an ETag, a Last-Modified in the 304 must
+    /// equal the stored one; a 304 without validators describes the response it was asked about.
     static func notModifiedMatches(stored: HTTPHeaderFields, notModified: HTTPHeaderFields) -> Bool {
-        guard let new = notModified["ETag"], let old = stored["ETag"] else { return true }
-        func opaque(_ tag: String) -> String {
-            let t = tag.trimmingCharacters(in: .whitespaces)
-            return t.hasPrefix("W/") ? String(t.dropFirst(2)) : t
+        if let new = notModified["ETag"] {
+            guard let old = stored["ETag"] else { return false }
+            guard let newTag = HTTPEntityTag(new), let oldTag = HTTPEntityTag(old) else {
+                // Malformed tags: only the same text names the same representation.
+                return new.trimmingCharacters(in: .whitespaces) == old.trimmingCharacters(in: .whitespaces)
+            }
+            return newTag.isWeak ? newTag.weakMatches(oldTag) : newTag.strongMatches(oldTag)
         }
-        return opaque(new) == opaque(old)
-    }
-
-    /// The stored header fields updated from a 304 (RFC 9111 §3.2 / §4.3.4): its fields replace the stored
-    /// ones, except those that describe the body or the connection, which stay as stored.
-    static func updatedHeaders(stored: HTTPHeaderFields, notModified: HTTPHeaderFields) -> HTTPHeaderFields {
-        var result = stored
-        for field in notModified.fields where !HTTPCacheHeaderRules.isKeptFromStoredResponse(field.name) {
-            result.set(field.name, field.value)
+        if let new = notModified["Last-Modified"], let old = stored["Last-Modified"] {
+            return HTTPDate.parse(new) != nil && HTTPDate.parse(new) == HTTPDate.parse(old)
         }
-        return result
+        return true
     }
 
-    private static func requiresValidation(_ headers: HTTPHeaderFields) -> Bool {
-        if let cacheControl = headers["Cache-Control"] { return CacheControlDirectives(cacheControl).noCache }
-        return headers["Pragma"].map { $0.lowercased().contains("no-cache") } ?? false
-    }
-
-    private static func dateValue(_ headers: HTTPHeaderFields, responseDate: Date) -> Date {
-        headers["Date"].flatMap(HTTPDate.parse) ?? responseDate
-    }
-}
-
-/// Which header fields a stored response keeps, drops, or takes from a later 304.
-enum HTTPCacheHeaderRules {
-    /// Hop-by-hop fields, and Set-Cookie (cookies are handled per request, never replayed from the cache).
-    private static let droppedOnStore: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
-        "set-cookie", "set-cookie2", "proxy-authenticate",
-    ]
-    /// Fields describing the stored body, which a 304 must not overwrite.
-    private static let keptFromStored: Set<String> = [
-        "content-length", "content-encoding", "content-range", "transfer-encoding", "content-type",
-    ]
-
-    static func isKeptFromStoredResponse(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return keptFromStored.contains(lower) || droppedOnStore.contains(lower)
-    }
-
-    /// The fields to store with a body of `bodyLength` bytes. URLSession has already undone any
-    /// Content-Encoding, so that field is removed and Content-Length set to the stored length.
-    static func fieldsForStorage(_ headers: HTTPHeaderFields, bodyLength: Int) -> HTTPHeaderFields {
-        var result = HTTPHeaderFields(headers.fields.filter { !droppedOnStore.contains($0.name.lowercased()) })
-        result.set("Content-Encoding", nil)
-        result.set("Content-Length", String(bodyLength))
-        return result
+    static func dateValue(_ headers: HTTPHeaderFields, responseDate: Date) -> Date {
+        headers["Date"].flatMap { HTTPDate.parse($0, now: responseDate) } ?? responseDate
     }
 }

@@ -8,17 +8,18 @@ import FoundationNetworking
 /// `.useURLCache`.
 ///
 /// It replaces `URLCache`, which on Linux never stores responses, never sends validators and serves
-/// stored entries even for reload-ignoring policies. Freshness follows RFC 9111 for a private cache:
-/// Cache-Control `no-store`, `no-cache`, `max-age`, `must-revalidate`, Expires, Date/Age, and a Last-Modified
-/// heuristic (10% of the age, at most a day); stale entries are revalidated with If-None-Match /
-/// If-Modified-Since. Responses whose `Vary` names anything but Accept and Accept-Encoding are not stored.
+/// stored entries even for reload-ignoring policies. It follows RFC 9111 for a private cache (see
+/// Docs/HTTPCache.md for every directive and status): Cache-Control (including `stale-while-revalidate`,
+/// `stale-if-error`, `immutable` and the request directives), Expires, Date/Age, a Last-Modified heuristic
+/// (10% of the age, at most a day), `Vary` with several variants per URL, revalidation with
+/// If-None-Match / If-Modified-Since, and the statuses RFC 9110 makes cacheable by default.
 ///
 /// Several caches (in one or several processes) may share a directory: entries are written to a temporary
 /// file and renamed into place, readers validate each file's checksums, and least-recently-used trimming
 /// works from file modification times, so no shared index can go stale. Corrupt, truncated or foreign entry
 /// files are discarded and never served. When the directory cannot be written (full disk, not a directory),
 /// the cache logs one warning and carries on without storing.
-public final class HTTPImageCache: @unchecked Sendable {  // mutable state guarded by `lock`
+public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `revalidationEnded` guarded by `lock`
     /// The default directory of `shared`: `$XDG_CACHE_HOME/OperationDownloader/http`, else
     /// `~/.cache/OperationDownloader/http` (the platform caches directory on Apple platforms).
     public static func defaultDirectory() -> URL {
@@ -51,24 +52,21 @@ public final class HTTPImageCache: @unchecked Sendable {  // mutable state guard
 
     /// Receives the one warning logged when the directory cannot be written; nil writes it to standard error.
     public var warningHandler: (@Sendable (String) -> Void)? {
-        get { lock.withLock { _warningHandler } }
-        set { lock.withLock { _warningHandler = newValue } }
+        get { store.warningHandler }
+        set { store.warningHandler = newValue }
     }
 
     /// A response body larger than this share of the disk capacity is not stored (it would evict most of the
     /// cache), as NSURLCache does.
     static let maximumEntryFraction = 10
     /// Trimming removes entries until usage is at most this share of the capacity, so that it runs rarely.
-    static let trimTargetPercent = 80
+    static let trimTargetPercent = HTTPCacheStore.trimTargetPercent
 
-    private let store: HTTPCacheDirectory
+    let store: HTTPCacheStore
     private let lock = NSLock()
-    private var memory: HTTPCacheMemoryLayer
-    /// Disk usage as last scanned plus what this instance wrote since; nil until the first write scans.
-    private var diskUsageEstimate: Int?
-    private var directoryCreated = false
-    private var hasWarned = false
-    private var _warningHandler: (@Sendable (String) -> Void)?
+    /// Entry files with a background revalidation in flight (stale-while-revalidate): one at a time each.
+    private var revalidating: Set<String> = []
+    private var revalidationEnded: (@Sendable (String) -> Void)?
 
     /// Creates a cache in `directory` (created on first write).
     /// - Parameters:
@@ -78,8 +76,10 @@ public final class HTTPImageCache: @unchecked Sendable {  // mutable state guard
         self.directory = directory.standardizedFileURL
         self.diskCapacity = max(0, diskCapacity)
         self.memoryCapacity = max(0, memoryCapacity)
-        self.store = HTTPCacheDirectory(url: self.directory)
-        self.memory = HTTPCacheMemoryLayer(capacity: self.memoryCapacity)
+        let maximumBody = self.diskCapacity / Self.maximumEntryFraction
+        self.store = HTTPCacheStore(
+            directory: self.directory, diskCapacity: self.diskCapacity, memoryCapacity: self.memoryCapacity,
+            maximumFileSize: maximumBody + HTTPCacheEntryFile.headerSize + HTTPCacheEntryFile.maximumMetadataLength)
     }
 
     // MARK: Public API
@@ -90,243 +90,125 @@ public final class HTTPImageCache: @unchecked Sendable {  // mutable state guard
         storedResponse(for: request)
     }
 
-    /// Removes the stored response for `request`'s URL, if any.
+    /// Removes the stored response for `request`'s URL (every variant), if any.
     public func removeCachedResponse(for request: URLRequest) {
-        guard let url = request.url, let key = HTTPCacheKey.key(for: url) else { return }
-        lock.withLock { memory.remove(key: key) }
-        store.remove(HTTPCacheKey.fileName(for: key))
+        store.remove(fileNames(for: request), wait: true)
     }
 
     /// Removes every stored response from memory and disk (files of other names in the directory are left alone).
     public func removeAll() {
-        lock.withLock {
-            memory.removeAll()
-            diskUsageEstimate = 0
-        }
-        store.removeAllEntries()
+        store.removeAll()
     }
 
     /// Disk space used by the entries (rounded up to 4 KiB blocks), from a directory scan.
-    public var currentDiskUsage: Int {
-        let usage = store.scan().reduce(0) { $0 + $1.diskCost }
-        lock.withLock { diskUsageEstimate = usage }
-        return usage
-    }
+    public var currentDiskUsage: Int { store.diskUsage }
 
     /// Bytes of bodies held in the memory layer.
-    public var currentMemoryUsage: Int {
-        lock.withLock { memory.usage }
-    }
+    public var currentMemoryUsage: Int { store.memoryUsage }
 
-    // MARK: Internal API for the download operation
+    // MARK: Reading (internal API for the download)
 
-    /// Combines `.useURLCache`, `request.cachePolicy` and the stored response into what to do
-    /// (see `HTTPCacheRequestPolicy`): serve from the cache, load (conditionally), or fail.
+    /// Combines `.useURLCache`, `request.cachePolicy`, the request's own Cache-Control and the stored response
+    /// into what to do (see `HTTPCachePlan`).
     func plan(for request: URLRequest, useURLCache: Bool, now: Date = Date()) -> HTTPCachePlan {
-        // "Never load" when the cache may not be read can only fail, as on Apple without a URLCache.
-        if !useURLCache, request.cachePolicy == .returnCacheDataDontLoad { return .unavailable }
-        let policy = HTTPCacheRequestPolicy.resolve(cachePolicy: request.cachePolicy, useURLCache: useURLCache)
-        switch policy.readMode {
-        case .none:
-            return .load(request, revalidating: nil, storesResponse: policy.storesResponses)
-        case .anyStoredElseLoad:
-            if let stored = storedResponse(for: request) { return .serveFromCache(stored) }
-            return .load(request, revalidating: nil, storesResponse: policy.storesResponses)
-        case .anyStoredDontLoad:
-            if let stored = storedResponse(for: request) { return .serveFromCache(stored) }
-            return .unavailable
-        case .alwaysRevalidate:
-            guard let stored = storedResponse(for: request) else {
-                return .load(request, revalidating: nil, storesResponse: policy.storesResponses)
-            }
-            return conditionalLoad(request, stored: stored, validators: stored.validators, policy: policy)
-        case .protocolRules:
-            switch lookup(for: request, now: now) {
-            case .fresh(let stored):
-                return .serveFromCache(stored)
-            case .stale(let stored, let validators):
-                return conditionalLoad(request, stored: stored, validators: validators, policy: policy)
-            case .miss:
-                return .load(request, revalidating: nil, storesResponse: policy.storesResponses)
-            }
-        }
+        HTTPCachePlanner(cache: self, request: request, useURLCache: useURLCache, now: now).plan()
     }
 
-    /// `request` with the validators added (fields the caller already set are kept), revalidating `stored`.
-    private func conditionalLoad(_ request: URLRequest, stored: CachedHTTPResponse, validators: [String: String],
-                                 policy: HTTPCacheRequestPolicy) -> HTTPCachePlan {
-        var conditional = request
-        for (name, value) in validators.sorted(by: { $0.key < $1.key })
-        where request.value(forHTTPHeaderField: name) == nil {
-            conditional.setValue(value, forHTTPHeaderField: name)
-        }
-        return .load(conditional, revalidating: stored, storesResponse: policy.storesResponses)
-    }
-
-    /// RFC 9111 lookup: fresh, stale (with the validators to send), or miss.
+    /// RFC 9111 lookup: fresh, usable although stale, stale (with the validators to send), or miss.
     func lookup(for request: URLRequest, now: Date = Date()) -> HTTPCacheLookup {
         guard let stored = storedResponse(for: request) else { return .miss }
-        let requestHeaders = HTTPHeaderFields(request: request)
-        if HTTPFreshness.isFresh(stored.headers, requestDate: stored.requestDate, responseDate: stored.storedDate,
-                                 request: requestHeaders, now: now) {
-            return .fresh(stored)
+        switch stored.use(for: HTTPHeaderFields(request: request), now: now) {
+        case .fresh: return .fresh(stored)
+        case .staleAcceptedByRequest: return .staleAccepted(stored)
+        case .staleWhileRevalidate: return .staleWhileRevalidate(stored, validators: stored.validators)
+        case .validate: return .stale(stored, validators: stored.validators)
         }
-        return .stale(stored, validators: HTTPFreshness.validators(stored.headers))
     }
 
-    /// Stores `response` and its body for `request` when RFC 9111 allows it; when it does not (no-store,
-    /// an unsupported Vary, another status), any older entry for the URL is removed, since it is outdated.
-    /// - Parameters:
-    ///   - requestDate: when the request was sent; `responseDate`: when the response arrived (for the age).
-    func store(_ response: HTTPURLResponse, data: Data, for request: URLRequest, requestDate: Date, responseDate: Date) {
-        guard let url = request.url, let key = HTTPCacheKey.key(for: url) else { return }
-        let requestHeaders = HTTPHeaderFields(request: request)
-        let responseHeaders = HTTPHeaderFields(response)
-        let storability = HTTPFreshness.storability(method: request.httpMethod ?? "GET", statusCode: response.statusCode,
-                                                    responseHeaders: responseHeaders, requestHeaders: requestHeaders)
-        guard case .storable(let varyFields) = storability, data.count <= maximumBodySize else {
-            removeCachedResponse(for: request)
-            return
-        }
-        let entry = HTTPCacheEntryFile(
-            key: key, statusCode: response.statusCode,
-            headers: HTTPCacheHeaderRules.fieldsForStorage(responseHeaders, bodyLength: data.count),
-            varyValues: HTTPFreshness.varyValues(varyFields, request: requestHeaders),
-            requestDate: min(requestDate, responseDate), responseDate: responseDate, body: data)
-        write(entry, url: url)
-    }
-
-    /// Applies a 304 to the stored response (`stored`, else what the cache holds for `request`): its header
-    /// fields update the stored ones, the dates become those of the revalidation, the entry is rewritten,
-    /// and the updated response is returned for serving. Nil when nothing is stored or the 304's ETag names
-    /// a different representation (the operation then reports `ImageDownloaderError.notModified`).
-    func refreshed(with notModified: HTTPURLResponse, for request: URLRequest, stored: CachedHTTPResponse? = nil,
-                   requestDate: Date, responseDate: Date) -> CachedHTTPResponse? {
-        guard let url = request.url, let stored = stored ?? storedResponse(for: request) else { return nil }
-        let update = HTTPHeaderFields(notModified)
-        guard HTTPFreshness.notModifiedMatches(stored: stored.headers, notModified: update) else { return nil }
-        let headers = HTTPFreshness.updatedHeaders(stored: stored.headers, notModified: update)
-        let entry = HTTPCacheEntryFile(key: stored.key, statusCode: stored.statusCode, headers: headers,
-                                       varyValues: stored.varyValues, requestDate: min(requestDate, responseDate),
-                                       responseDate: responseDate, body: stored.data)
-        guard let refreshed = CachedHTTPResponse(entry: entry, url: url) else { return nil }
-        if CacheControlDirectives(headers["Cache-Control"]).noStore {
-            removeCachedResponse(for: request)
-        } else {
-            write(entry, url: url)
-        }
-        return refreshed
-    }
-
-    // MARK: Reading
-
-    private var maximumBodySize: Int { diskCapacity / Self.maximumEntryFraction }
-
-    private func storedResponse(for request: URLRequest) -> CachedHTTPResponse? {
+    /// The stored response that `request` selects: the URL's entry, or through its variant index the variant
+    /// whose varied request fields match `request`'s.
+    func storedResponse(for request: URLRequest) -> CachedHTTPResponse? {
         guard let url = request.url, let key = HTTPCacheKey.key(for: url),
               (request.httpMethod ?? "GET").uppercased() == "GET" else { return nil }
-        guard let stored = response(forKey: key, url: url) else { return nil }
-        let fields = HTTPFreshness.varyFields(stored.headers) ?? []
         let requestHeaders = HTTPHeaderFields(request: request)
-        guard HTTPFreshness.varyMatches(storedValues: stored.varyValues, fields: fields, request: requestHeaders) else {
+        let primary = HTTPCacheKey.fileName(for: key)
+        let found: CachedHTTPResponse?
+        switch store.read(primary, key: key, url: url) {
+        case .response(let response)?:
+            found = response
+        case .variantIndex(let fields, let generation)?:
+            let name = HTTPCacheKey.variantFileName(for: key, generation: generation,
+                                                    values: Self.varyValues(fields, request: requestHeaders), fields: fields)
+            guard case .response(let response)? = store.read(name, key: key, url: url) else { return nil }
+            found = response
+        case .removed?, nil:
             return nil
         }
-        return stored
+        guard let found, Self.varyMatches(found, request: requestHeaders) else { return nil }
+        return found
     }
 
-    /// The entry for `key` from memory (if its file is unchanged) or disk; marks it as recently used.
-    private func response(forKey key: String, url: URL) -> CachedHTTPResponse? {
-        let name = HTTPCacheKey.fileName(for: key)
-        let remembered = lock.withLock { memory.item(forKey: key) }
-        if let remembered {
-            if store.identity(of: name) == remembered.identity {
-                store.touch(name)
-                return remembered.response
-            }
-            lock.withLock { memory.remove(key: key) }
-        }
-        let maximumFileSize = maximumBodySize + HTTPCacheEntryFile.headerSize + HTTPCacheEntryFile.maximumMetadataLength
-        guard case .entry(let entry, let identity) = store.read(name, maximumSize: maximumFileSize) else { return nil }
-        guard entry.key == key, let response = CachedHTTPResponse(entry: entry, url: url) else {
-            // A valid file under the wrong name was not written by this cache for this key.
-            store.removeIfUnchanged(name, identity: identity)
-            return nil
-        }
-        store.touch(name)
-        lock.withLock { memory.insert(response, fileName: name, identity: identity) }
-        return response
+    /// The entry files `request`'s URL uses: its primary file and, behind a variant index, the variant
+    /// `request` selects.
+    func fileNames(for request: URLRequest) -> [String] {
+        guard let url = request.url, let key = HTTPCacheKey.key(for: url) else { return [] }
+        let primary = HTTPCacheKey.fileName(for: key)
+        guard case .variantIndex(let fields, let generation)? = store.read(primary, key: key, url: url) else { return [primary] }
+        let values = Self.varyValues(fields, request: HTTPHeaderFields(request: request))
+        return [primary, HTTPCacheKey.variantFileName(for: key, generation: generation, values: values, fields: fields)]
     }
 
-    // MARK: Writing and trimming
-
-    private func write(_ entry: HTTPCacheEntryFile, url: URL) {
-        let name = HTTPCacheKey.fileName(for: entry.key)
-        let encoded = entry.encoded()
-        var identity: HTTPCacheDirectory.FileIdentity?
-        var lastError: (any Error)?
-        // Two attempts: the directory is created lazily, and may have been removed since (a user clearing
-        // ~/.cache, another process's removeAll of the parent).
-        for attempt in 0..<2 where identity == nil {
-            do {
-                if attempt > 0 || !lock.withLock({ directoryCreated }) {
-                    try store.create()
-                    lock.withLock { directoryCreated = true }
-                }
-                identity = try store.write(encoded, as: name)
-            } catch {
-                lastError = error
-            }
+    /// The normalised values of the varied `fields` in `request` (absent fields absent).
+    static func varyValues(_ fields: [String], request: HTTPHeaderFields) -> [String: String] {
+        var values: [String: String] = [:]
+        for field in fields {
+            if let value = HTTPVary.normalisedValue(request[field], field: field) { values[field] = value }
         }
-        guard let identity else {
-            // The old entry, if any, is outdated now; it must not be served in place of the new response.
-            removeCachedResponse(for: URLRequest(url: url))
-            let reason = lastError.map { "\($0)" } ?? "unknown error"
-            warnOnce("HTTPImageCache: cannot write to \(directory.path) (\(reason)); responses are not cached while this lasts")
-            return
-        }
-        guard let response = CachedHTTPResponse(entry: entry, url: url) else { return }
-        let needsTrim: Bool = lock.withLock {
-            memory.insert(response, fileName: name, identity: identity)
-            guard let estimate = diskUsageEstimate else { return true }
-            let usage = estimate + HTTPCacheDirectory.diskCost(ofFileSize: encoded.count)
-            diskUsageEstimate = usage
-            return usage > diskCapacity
-        }
-        if needsTrim { trim() }
+        return values
     }
 
-    /// Scans the directory and, when usage exceeds the capacity, removes least recently modified entries
-    /// until usage is at most 80% of it. Runs in the caller (rarely: after trimming, a fifth of the capacity
-    /// must be written before the next one). Other processes' entries count and may be removed too.
+    /// Whether `request` selects `stored` (RFC 9111 §4.1): every field its `Vary` names has the same
+    /// normalised value (absent matches only absent); `Vary: *` never matches.
+    static func varyMatches(_ stored: CachedHTTPResponse, request: HTTPHeaderFields) -> Bool {
+        let vary = HTTPVary(stored.headers["Vary"])
+        if vary == .any { return false }
+        let fields = vary.fieldNames
+        return varyValues(fields, request: request) == stored.varyValues.filter { fields.contains($0.key) }
+    }
+
+    // MARK: Background revalidation
+
+    /// Claims the background revalidation of `fileName`; false when one is already in flight.
+    func claimRevalidation(of fileName: String) -> Bool {
+        lock.withLock { revalidating.insert(fileName).inserted }
+    }
+
+    func endRevalidation(of fileName: String) {
+        let hook = lock.withLock {
+            revalidating.remove(fileName)
+            return revalidationEnded
+        }
+        hook?(fileName)
+    }
+
+    /// Tests: runs after each background revalidation has ended (whatever its outcome).
+    var onRevalidationEnd: (@Sendable (String) -> Void)? {
+        get { lock.withLock { revalidationEnded } }
+        set { lock.withLock { revalidationEnded = newValue } }
+    }
+
+    var revalidationsInFlight: Int { lock.withLock { revalidating.count } }
+
+    // MARK: Maintenance
+
+    /// Scans the directory and trims it to 80% of the capacity if it is over (rarely needed by callers:
+    /// writes trim by themselves).
     func trim(now: Date = Date()) {
-        let files = store.scan(now: now)
-        var usage = files.reduce(0) { $0 + $1.diskCost }
-        var removed = Set<String>()
-        if usage > diskCapacity {
-            let target = diskCapacity / 100 * Self.trimTargetPercent
-            for file in files.sorted(by: { $0.modified < $1.modified }) where usage > target {
-                store.remove(file.name)
-                usage -= file.diskCost
-                removed.insert(file.name)
-            }
-        }
-        lock.withLock {
-            diskUsageEstimate = usage
-            if !removed.isEmpty { memory.remove(fileNames: removed) }
-        }
+        store.trim(now: now)
     }
 
-    private func warnOnce(_ message: String) {
-        let handler: (@Sendable (String) -> Void)?? = lock.withLock {
-            if hasWarned { return .none }
-            hasWarned = true
-            return .some(_warningHandler)
-        }
-        guard case .some(let custom) = handler else { return }
-        if let custom {
-            custom(message)
-        } else {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
-        }
+    /// Returns once every queued write (304 refreshes, invalidations) has reached the directory.
+    func waitForQueuedWrites() {
+        store.waitForQueuedWork()
     }
 }

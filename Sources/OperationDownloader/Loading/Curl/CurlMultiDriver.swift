@@ -179,16 +179,19 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     private func collectFinishedRequests() {
         var easy: OpaquePointer?
         var result: Int32 = 0
-        var finished: [(OpaquePointer, Int)] = []
+        var finished: [(OpaquePointer, Int, CurlTransfer?)] = []
         while ccurl_multi_next_done(multi, &easy, &result) == 1 {
-            if let easy { finished.append((easy, Int(result))) }
+            if let easy { finished.append((easy, Int(result), inMulti[easy])) }
         }
         guard !finished.isEmpty else { return }
         // Commands posted before these requests ended go first: a transfer started meanwhile must be
         // waiting (in priority order) before a freed slot is handed out.
         handlePendingCommands()
-        for (handle, result) in finished {
-            guard let transfer = inMulti.removeValue(forKey: handle) else { continue }  // cancelled meanwhile
+        for (handle, result, owner) in finished {
+            // Cancelled meanwhile; its handle may even be back in the multi for a transfer those commands
+            // started (a client that cancels and starts anew from an event): that one has not ended.
+            guard let transfer = owner, inMulti[handle] === transfer else { continue }
+            inMulti.removeValue(forKey: handle)
             ccurl_multi_remove_handle(multi, handle)
             transfer.curlRequestDidEnd(result: result, driver: self)
         }

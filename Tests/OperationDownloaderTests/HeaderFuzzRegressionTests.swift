@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import OperationDownloader
+
+/// Replays every input the header fuzzers ever flagged (Tests/Support/HeaderFuzzRegressions/<target>/, written
+/// by Fuzz/run.sh) through the fuzzer's own harness (Support/HeaderFuzzHarness.swift), and runs a few thousand
+/// deterministic mutations of typical values through every target, so the harness's invariants hold in every
+/// `swift test` and not only when someone fuzzes.
+@Suite struct HeaderFuzzRegressionTests {
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Support/HeaderFuzzRegressions")
+
+    struct Finding: Sendable, CustomTestStringConvertible {
+        let target: HeaderFuzzTarget
+        let file: String
+        var testDescription: String { "\(target.rawValue)/\(file)" }
+        var data: Data {
+            get throws { try Data(contentsOf: HeaderFuzzRegressionTests.directory.appendingPathComponent("\(target.rawValue)/\(file)")) }
+        }
+    }
+
+    static let findings: [Finding] = HeaderFuzzTarget.allCases.flatMap { target -> [Finding] in
+        let folder = directory.appendingPathComponent(target.rawValue)
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return files.sorted().filter { !$0.hasPrefix(".") && $0 != "README.md" }.map { Finding(target: target, file: $0) }
+    }
+
+    @Test(arguments: findings)
+    func findingNoLongerTraps(_ finding: Finding) throws {
+        headerFuzzOne(try finding.data, target: finding.target)
+    }
+
+    static let seeds = [
+        "max-age=3600, no-cache=\"Set-Cookie\"", "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+        "Sun Nov  6 08:49:37 1994", "7200, 0", "Accept, *", "W/\"a\", \"b\"", "image/png; charset=\"a\\\"b\"",
+        "Cache-Control: max-age=60\nAge: 30\nDate: Sun, 06 Nov 1994 08:49:37 GMT\nConnection: a\na: 1",
+    ]
+
+    /// Byte flips, insertions of the grammar's special characters and truncations of the seeds: every target
+    /// returns for each (the harness checks the round-trip invariants).
+    @Test(arguments: HeaderFuzzTarget.allCases)
+    func mutatedValuesKeepTheInvariants(_ target: HeaderFuzzTarget) {
+        var random = HTTPCacheTestRandom(seed: 0x5eed)
+        let specials = Array("\",;=\\/ \t*-:W0123456789GMT\u{80}\u{ff}".utf8)
+        for seed in Self.seeds {
+            let base = Array(seed.utf8)
+            for _ in 0..<300 {
+                var bytes = base
+                for _ in 0..<(1 + Int(random.next() % 4)) where !bytes.isEmpty {
+                    let at = Int(random.next() % UInt64(bytes.count))
+                    switch random.next() % 4 {
+                    case 0: bytes[at] = specials[Int(random.next() % UInt64(specials.count))]
+                    case 1: bytes.insert(specials[Int(random.next() % UInt64(specials.count))], at: at)
+                    case 2: bytes.removeSubrange(at...)
+                    default: bytes[at] = UInt8(truncatingIfNeeded: random.next())
+                    }
+                }
+                headerFuzzOne(Data(bytes), target: target)
+            }
+        }
+    }
+}
