@@ -30,8 +30,8 @@ extension ImageDownloaderOperation: TransferClient {
         return made
     }
 
-    /// Starts one transfer of `request` (the first attempt; retries, issue 16, would call this again from
-    /// `attemptFailed`).
+    /// Starts one transfer of `request`: the first attempt, or a retry after its wait
+    /// (ImageDownloaderOperation+Retry.swift).
     func startAttempt(_ request: URLRequest) {
         let transport = resolveTransport()
         // Refused before anything is sent: a request without a URL is a fatal error inside corelibs, and a host
@@ -53,8 +53,7 @@ extension ImageDownloaderOperation: TransferClient {
         let timeouts = TransferTimeouts(
             monitor: deadlineMonitor, idle: settings.idleTimeout, maximumDuration: settings.maximumDownloadDuration)
         let (cancelledWhileStarting, reports): (Bool, Bool) = state.withLock {
-            $0.metrics.startedAt = Date()
-            $0.phase = .transferring(Attempt(transfer: transfer, timeouts: timeouts, sniffs: settings.sniffsBody))
+            $0.beginAttempt(Attempt(transfer: transfer, timeouts: timeouts, sniffs: settings.sniffsBody))
             return ($0.cancelRequested, $0.hasProgressHandlers)
         }
         if cancelledWhileStarting {
@@ -142,7 +141,8 @@ extension ImageDownloaderOperation: TransferClient {
         let sameOriginRetry = mayRetryAuthentication && sameOrigin(response.url, originalRequest.url)
         switch validation.verdict(for: response, mayRetryAuthentication: sameOriginRetry) {
         case .reject(let error):
-            finish(error: error, cancelTransfer: true)
+            // A 503 or 429 may be retried (its Retry-After is in `serverResponse`).
+            attemptFailed(transfer, error, cancelTransfer: true)
         case .awaitAuthenticationRetry:
             // The challenge (and the retried request) follows this response on Linux.
             state.withLock { _ = $0.modifyAttempt(of: transfer) { $0.awaitingAuthRetry = true } }
@@ -282,12 +282,12 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     /// The one place a failed attempt is judged (its transfer ended with an error, an unacceptable status or a
-    /// timeout). Without retries it ends the operation; retries (issue 16) would start a new attempt here
-    /// instead (`startAttempt`) when the policy allows. Nothing happens unless `transfer` is still the running one.
+    /// timeout): the retry policy either schedules the next attempt or ends the operation
+    /// (ImageDownloaderOperation+Retry.swift). Nothing happens unless `transfer` is still the running one.
     private func attemptFailed(
         _ transfer: any TransportTransfer, _ error: ImageDownloaderError, cancelTransfer: Bool = false
     ) {
-        finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
+        retryOrFinish(transfer, error, cancelTransfer: cancelTransfer)
     }
 
     /// The transport's error as the callers see it: `ImageDownloaderError`s pass through, URL errors become

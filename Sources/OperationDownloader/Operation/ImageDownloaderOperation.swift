@@ -251,7 +251,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             $0.cancelRequested = true
             switch $0.phase {
             case .pending, .starting: return .beforeStart
-            case .transferring, .completing: return .running
+            case .transferring, .waitingToRetry, .completing: return .running
             case .finished: return .over
             }
         }

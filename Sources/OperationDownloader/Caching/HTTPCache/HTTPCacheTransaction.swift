@@ -78,7 +78,8 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         self.cookieStorage = cookieStorage
     }
 
-    /// The request to send, or a stored response to serve, or an error. Call once.
+    /// The request to send, or a stored response to serve, or an error. Call once per attempt (a retry calls it
+    /// again: cookies and the stored response are read afresh).
     func begin(now: Date = Date()) -> Start {
         var request = originalRequest
         if handleCookies { request = CookieHandling.addingCookies(to: request, from: cookieStorage, now: now) }
