@@ -19,16 +19,21 @@ import Testing
         return lines.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
+    /// `/flaky.gif` fails `flakyFailures` times with 503, `/down.gif` always does, anything else is a 404.
+    private static func server(flakyFailures: Int) throws -> LoopbackHTTPServer {
+        let gif = try DemoSamples.data(named: "bounce.gif")
+        return try LoopbackHTTPServer(routes: [
+            "/flaky.gif": .init(body: gif, contentType: "image/gif", failFirst: flakyFailures),
+            "/down.gif": .init(body: gif, contentType: "image/gif", failFirst: 1000),
+        ])
+    }
+
     private static func object(_ objects: [[String: Any]], _ path: String) -> [String: Any]? {
         objects.first { ($0["url"] as? String)?.hasSuffix(path) == true }
     }
 
     @Test func retryTwiceMakesUpToThreeAttemptsAndTheJSONSaysHowMany() throws {
-        let gif = try DemoSamples.data(named: "bounce.gif")
-        let server = try LoopbackHTTPServer(routes: [
-            "/flaky.gif": .init(body: gif, contentType: "image/gif", failFirst: 2),
-            "/down.gif": .init(body: gif, contentType: "image/gif", failFirst: 1000),
-        ])
+        let server = try Self.server(flakyFailures: 2)
         defer { server.stop() }
         let objects = Self.run(retry: 2, server: server)
         #expect(objects.count == 3)
@@ -44,11 +49,7 @@ import Testing
     }
 
     @Test func withoutRetryEveryURLMakesOneAttempt() throws {
-        let gif = try DemoSamples.data(named: "bounce.gif")
-        let server = try LoopbackHTTPServer(routes: [
-            "/flaky.gif": .init(body: gif, contentType: "image/gif", failFirst: 1),
-            "/down.gif": .init(body: gif, contentType: "image/gif", failFirst: 1000),
-        ])
+        let server = try Self.server(flakyFailures: 1)
         defer { server.stop() }
         let objects = Self.run(retry: 0, server: server)
         #expect(objects.count == 3)

@@ -77,15 +77,8 @@ extension ImageDownloaderOperation {
             return true
         }
         guard proceeds else { return }
-        switch httpTransaction.begin() {
-        case .send(let request):
-            startAttempt(request)
-        case .serveFromCache(let cached):
-            // Another download stored it meanwhile.
-            serveFromHTTPCache(cached)
-        case .fail(let error):
-            finish(error: ImageDownloaderError.network(error), cancelTransfer: false)
-        }
+        // The HTTP cache and cookies are consulted afresh: a response another download stored meanwhile is served.
+        sendOrServe()
     }
 }
 

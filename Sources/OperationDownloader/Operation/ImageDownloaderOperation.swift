@@ -234,13 +234,19 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         }
         setExecuting(true)
         beginBackgroundTaskIfNeeded()
+        sendOrServe()
+    }
+
+    /// The HTTP cache decides how this attempt gets the bytes: a transfer, a stored response, or an error.
+    /// Every attempt (the first, and each retry) starts here.
+    func sendOrServe() {
         switch httpTransaction.begin() {
         case .send(let request):
             startAttempt(request)
         case .serveFromCache(let cached):
             serveFromHTTPCache(cached)
         case .fail(let error):
-            state.withLock { $0.metrics.startedAt = Date() }
+            state.withLock { $0.metrics.startedAt = $0.metrics.startedAt ?? Date() }
             finish(error: ImageDownloaderError.network(error), cancelTransfer: false)
         }
     }
