@@ -292,18 +292,24 @@ import Testing
 
     // MARK: - The HTTP cache
 
-    /// Only the successful attempt is stored (a failed attempt never reaches `complete`).
+    /// Only the successful attempt is stored: a 200 cut short mid-body (retried, since nobody saw its bytes) is not.
     @Test func theHTTPCacheStoresTheSuccessfulAttemptOnly() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("retry-cache-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = HTTPImageCache(directory: directory)
         let harness = harness { $0.httpCache = cache }
-        let (recorder, _) = harness.download(options: [.useURLCache])
-        try #require(await harness.transport.transfer(0))
-            .respond(status: 503, headers: ["Content-Type": "text/plain", "Cache-Control": "max-age=600"])
+        let recorder = AsyncRecorder()
+        _ = harness.downloader.downloadImage(
+            ScriptedHarness.url(), options: [.useURLCache], context: nil, progress: nil, completed: recorder.completed)
+        let headers = ["Content-Type": "image/png", "Content-Length": "\(png.count)", "Cache-Control": "max-age=600"]
+        let first = try #require(await harness.transport.transfer(0))
+        first.respond(headers: headers)
+        first.send(png.prefix(4000))
+        first.complete(error: URLError(.networkConnectionLost))
+        #expect(cache.cachedResponse(for: URLRequest(url: ScriptedHarness.url())) == nil)
         harness.clock.advance(by: 0)
         let second = try #require(await harness.transport.transfer(1))
-        second.respond(headers: ["Content-Type": "image/png", "Cache-Control": "max-age=600"])
+        second.respond(headers: headers)
         second.send(png)
         second.complete()
         await recorder.completion()
