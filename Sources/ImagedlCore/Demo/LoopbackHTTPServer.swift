@@ -17,13 +17,16 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
         var drip: (chunkSize: Int, interval: Double)?
         /// The Cache-Control header: "no-store" by default, so the demo always shows real downloads.
         var cacheControl: String
+        /// The first this many requests for the path get `503 Service Unavailable` (to show `--retry`).
+        var failFirst: Int
 
         init(body: Data, contentType: String, drip: (chunkSize: Int, interval: Double)? = nil,
-             cacheControl: String = "no-store") {
+             cacheControl: String = "no-store", failFirst: Int = 0) {
             self.body = body
             self.contentType = contentType
             self.drip = drip
             self.cacheControl = cacheControl
+            self.failFirst = failFirst
         }
     }
 
@@ -145,7 +148,15 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
             send(fd, head(status: "400 Bad Request", type: "text/plain", length: 0))
             return
         }
-        lock.withLock { served[path, default: 0] += 1 }
+        let count: Int = lock.withLock {
+            served[path, default: 0] += 1
+            return served[path, default: 0]
+        }
+        if let resource = routes[path], count <= resource.failFirst {
+            let body = Data("try again\n".utf8)
+            if send(fd, head(status: "503 Service Unavailable", type: "text/plain", length: body.count)) { send(fd, body) }
+            return
+        }
         guard let resource = routes[path] else {
             let body = Data("not found: \(path)\n".utf8)
             if send(fd, head(status: "404 Not Found", type: "text/plain; charset=utf-8", length: body.count)) {

@@ -117,6 +117,7 @@ extension ImageDownloader {
         merged.maximumResponseSize = merged.maximumResponseSize ?? configuration.maximumResponseSize
         merged.downloadTimeout = merged.downloadTimeout ?? configuration.downloadTimeout
         merged.maximumDownloadDuration = merged.maximumDownloadDuration ?? configuration.maximumDownloadDuration
+        merged.retryPolicy = merged.retryPolicy ?? configuration.retryPolicy
         merged.allowsIncompleteImages = merged.allowsIncompleteImages ?? configuration.allowsIncompleteImages
         merged.progressiveDecodingInterval =
             merged.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval

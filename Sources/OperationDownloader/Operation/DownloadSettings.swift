@@ -24,6 +24,9 @@ struct DownloadSettings: Sendable {
     /// Whether the first bytes are checked for a non-image body (a caller wants an image and no decryptor
     /// hides the bytes).
     let sniffsBody: Bool
+    /// The retry policy (the context's, which the downloader fills from its configuration), or nil when it
+    /// allows one attempt only: then a failure ends the download without consulting any retry rule.
+    let retryPolicy: ImageDownloaderRetryPolicy?
 
     @inline(__always)
     init(options: ImageDownloaderOptions, context: ImageDownloaderContext) {
@@ -37,6 +40,7 @@ struct DownloadSettings: Sendable {
         postsNotifications = context.postsNotifications ?? true
         decodesProgressively = options.contains(.progressiveLoad) && context.decryptor == nil
         sniffsBody = !options.contains(.avoidDecodeImage) && context.decryptor == nil
+        retryPolicy = context.retryPolicy.flatMap { $0.maximumAttempts > 1 ? $0 : nil }
     }
 
     /// The idle timeout for a `downloadTimeout` value: 0, less, nil or not finite means the default.

@@ -117,12 +117,14 @@ extension ImageDownloaderOperation {
         ifRunning transfer: (any TransportTransfer)? = nil
     ) {
         typealias Taken = (attempt: Attempt?, postStop: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)
+        var waitToEnd: RetryWait?
         let taken: Taken? = state.withLock { s in
             switch s.phase {
-            case .starting, .transferring, .completing: break
+            case .starting, .transferring, .waitingToRetry, .completing: break
             case .pending, .finished: return nil
             }
             if let transfer, !s.isCurrent(transfer) { return nil }
+            if case .waitingToRetry(let wait) = s.phase { waitToEnd = wait }
             let attempt = s.attempt
             let timeouts = s.stopTimeouts()
             s.phase = .finished
@@ -131,6 +133,8 @@ extension ImageDownloaderOperation {
             return (attempt, !s.stopPosted, timeouts)
         }
         guard let taken else { return }
+        // A backoff wait ends now (its completion sees the finished phase and does nothing).
+        waitToEnd?.cancel()
         if let (clocks, running) = taken.timeouts { clocks.stop(running) }
         if cancelTransfer { taken.attempt?.transfer.cancel() }
         callers.answerAll(ending, after: (taken.postStop ? [.imageDownloadStop] : []) + alsoPosting, object: self)

@@ -30,9 +30,9 @@ extension ImageDownloaderOperation: TransferClient {
         return made
     }
 
-    /// Starts one transfer of `request` (the first attempt; retries, issue 16, would call this again from
-    /// `attemptFailed`). `first` false: a later transfer of the same download (the HTTP cache's refetch), which
-    /// the callers already saw start.
+    /// Starts one transfer of `request`: the first attempt, or a retry after its wait
+    /// (ImageDownloaderOperation+Retry.swift), each seen by the callers as a start. `first` false: a later
+    /// transfer of the same attempt (the HTTP cache's refetch), which the callers already saw start.
     func startAttempt(_ request: URLRequest, first: Bool = true) {
         let transport = resolveTransport()
         // Refused before anything is sent: a request without a URL is a fatal error inside corelibs, and a host
@@ -54,8 +54,7 @@ extension ImageDownloaderOperation: TransferClient {
         let timeouts = TransferTimeouts(
             monitor: deadlineMonitor, idle: settings.idleTimeout, maximumDuration: settings.maximumDownloadDuration)
         let (cancelledWhileStarting, reports): (Bool, Bool) = state.withLock {
-            $0.metrics.startedAt = Date()
-            $0.phase = .transferring(Attempt(transfer: transfer, timeouts: timeouts, sniffs: settings.sniffsBody))
+            $0.beginAttempt(Attempt(transfer: transfer, timeouts: timeouts, sniffs: settings.sniffsBody))
             return ($0.cancelRequested, $0.hasProgressHandlers)
         }
         if cancelledWhileStarting {
@@ -152,7 +151,8 @@ extension ImageDownloaderOperation: TransferClient {
         let sameOriginRetry = mayRetryAuthentication && sameOrigin(response.url, originalRequest.url)
         switch validation.verdict(for: response, mayRetryAuthentication: sameOriginRetry) {
         case .reject(let error):
-            finish(error: error, cancelTransfer: true)
+            // A 503 or 429 may be retried (its Retry-After is in `serverResponse`).
+            attemptFailed(transfer, error, cancelTransfer: true)
         case .awaitAuthenticationRetry:
             // The challenge (and the retried request) follows this response on Linux.
             state.withLock { _ = $0.modifyAttempt(of: transfer) { $0.awaitingAuthRetry = true } }
@@ -294,13 +294,14 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     /// The one place a failed attempt is judged (its transfer ended with an error, an unacceptable status or a
-    /// timeout). Without retries it ends the operation; retries (issue 16) would start a new attempt here
-    /// instead (`startAttempt`) when the policy allows. Nothing happens unless `transfer` is still the running one.
+    /// timeout): the retry policy either schedules the next attempt or ends the operation
+    /// (ImageDownloaderOperation+Retry.swift). Nothing happens unless `transfer` is still the running one.
     private func attemptFailed(
         _ transfer: any TransportTransfer, _ error: ImageDownloaderError, cancelTransfer: Bool = false
     ) {
-        if serveStale(insteadOf: error, from: transfer, cancelTransfer: cancelTransfer) { return }  // [HTTP cache]
-        finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
+        // [HTTP cache] a stored response the server allows to be served when it errs wins over retrying.
+        if serveStale(insteadOf: error, from: transfer, cancelTransfer: cancelTransfer) { return }
+        retryOrFinish(transfer, error, cancelTransfer: cancelTransfer)
     }
 
     /// The transport's error as the callers see it: `ImageDownloaderError`s pass through, URL errors become

@@ -236,6 +236,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         }
         setExecuting(true)
         beginBackgroundTaskIfNeeded()
+        sendOrServe()
+    }
+
+    /// The HTTP cache decides how this attempt gets the bytes: a transfer, a stored response, or an error.
+    /// Every attempt (the first, and each retry) starts here.
+    func sendOrServe() {
         // [HTTP cache] the status check travels with the request: a stored error status is answered only to a
         // download that rejects it (without a cache, nothing to read: no closure, no lock).
         let begun: HTTPCacheTransaction.Start
@@ -251,7 +257,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         case .serveFromCache(let cached):
             serveFromHTTPCache(cached)
         case .fail(let error):
-            state.withLock { $0.metrics.startedAt = Date() }
+            state.withLock { $0.metrics.startedAt = $0.metrics.startedAt ?? Date() }
             finish(error: ImageDownloaderError.network(error), cancelTransfer: false)
         }
     }
@@ -262,7 +268,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             $0.cancelRequested = true
             switch $0.phase {
             case .pending, .starting: return .beforeStart
-            case .transferring, .completing: return .running
+            case .transferring, .waitingToRetry, .completing: return .running
             case .finished: return .over
             }
         }

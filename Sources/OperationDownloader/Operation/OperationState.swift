@@ -17,6 +17,9 @@ struct OperationState {
         case starting
         /// One transfer in flight (one attempt).
         case transferring(Attempt)
+        /// A failed attempt is to be retried (ImageDownloaderOperation+Retry.swift): the backoff wait runs; no
+        /// transfer, no clocks. A cancel ends the wait at once; callers may still join (they share the next attempt).
+        case waitingToRetry(RetryWait)
         /// The bytes are all here (or came from the HTTP cache): the final step (decrypt, decode per variant)
         /// runs, then the callers are answered.
         case completing
@@ -33,6 +36,8 @@ struct OperationState {
     var metrics: ImageDownloadMetrics
     /// Requests sent by the attempts so far (`metrics.attemptCount`).
     var requestsSent = 0
+    /// Attempts started so far (a transfer cancelled by a timeout reports no metrics, yet it was an attempt).
+    var attemptsMade = 0
     /// The current (finally: the last) response, after the response modifier.
     var response: URLResponse?
     /// The transport of an operation running without a downloader (made at start: on the session it was given,
@@ -97,7 +102,7 @@ struct OperationState {
     }
 }
 
-/// One transfer and what it has received so far. Retries (issue 16) would make a new one per attempt.
+/// One transfer and what it has received so far. A retry (ImageDownloaderOperation+Retry.swift) makes a new one.
 ///
 /// A class, reached only through `OperationState.phase`: its fields are read and written only inside the
 /// operation's state lock (a struct payload would be copied out of the enum and back on every chunk).

@@ -103,9 +103,9 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         self.revalidator = revalidator
     }
 
-    /// The request to send, or a stored response to serve, or an error. Call once. `acceptsStatus` is the
-    /// download's status validation: a response stored without its body is only served to a download that
-    /// rejects its status.
+    /// The request to send, or a stored response to serve, or an error. Call once per attempt (a retry calls it
+    /// again: cookies and the stored response are read afresh). `acceptsStatus` is the download's status
+    /// validation: a response stored without its body is only served to a download that rejects its status.
     func begin(now: Date = Date(), acceptsStatus: @escaping @Sendable (Int) -> Bool = { (200..<300).contains($0) }) -> Start {
         var request = originalRequest
         if handleCookies { request = CookieHandling.addingCookies(to: request, from: cookieStorage, now: now) }
