@@ -1,6 +1,6 @@
 // Colour management through Little CMS 2 (liblcms2.so.2), resolved with dlsym at run time: the package has no
 // build-time dependency on lcms2. Only what the decoders use is declared: open an embedded ICC profile or build
-// one from PNG gAMA/cHRM or HEIF nclx values, decide whether it is sRGB already, and transform RGBA8 or CMYK8
+// one from PNG gAMA/cHRM values, decide whether it is sRGB already, and transform RGBA8 or CMYK8
 // pixels in place to sRGB (perceptual intent, as Pillow's ImageCms and browsers by default).
 #ifndef CIC_LCMS_H
 #define CIC_LCMS_H

@@ -20,8 +20,9 @@ public enum ImageColorState: Sendable, Equatable {
 
 /// Whether decoding converts embedded colour spaces to sRGB (`ImageDecodingOptions.colorManagement`).
 public enum ImageColorManagement: Sendable, Equatable {
-    /// Convert pixels to sRGB with lcms2 (embedded ICC profiles, PNG sRGB/gAMA/cHRM, HEIF/AVIF nclx, CMYK JPEG
-    /// profiles): what browsers show. Without lcms2 the pixels stay as decoded and `colorState` says why.
+    /// Convert pixels to sRGB with lcms2 (embedded ICC profiles, PNG sRGB/gAMA/cHRM, CMYK JPEG
+    /// profiles): what browsers show. HEIF/AVIF `nclx` (code points, no profile) is not converted yet. Without
+    /// lcms2 the pixels stay as decoded and `colorState` says why.
     case convertToSRGB
     /// Keep the decoded pixels and hand back the profile in `DecodedImage.iccProfile`
     /// (CMYK is still turned into RGB, without the profile).

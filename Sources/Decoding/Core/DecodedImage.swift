@@ -58,7 +58,7 @@ public struct DecodedImage: Sendable, Equatable {
     public var iccProfile: Data?
     /// What colour management did (or why it did not): see `ImageColorState`.
     public var colorState: ImageColorState
-    /// Colour information other than ICC bytes (PNG gAMA/cHRM, HEIF nclx) while the pixels are not converted.
+    /// Colour information other than ICC bytes (PNG gAMA/cHRM) while the pixels are not converted.
     var colorSource: ColorSource?
 
     public init(
