@@ -54,6 +54,16 @@ final class CurlTransport: DownloadTransport {
         self.init(settings: CurlTransportSettings(configuration: configuration))
     }
 
+    /// Why a downloader on curl cannot run operations of `operationClass`, or nil when it can: a class that is
+    /// not an `ImageDownloaderOperation` creates its own task in the `URLSession` it is given, and there is no
+    /// session on curl. Its downloads fail with `.unsupportedOnPlatform` instead of silently going through
+    /// URLSession, which would drop what curl was chosen for (the CA file, the pins, the proxy).
+    static func unsupportedOperationClass(_ operationClass: (any ImageDownloaderOperationProtocol.Type)?) -> String? {
+        guard let operationClass, !(operationClass is ImageDownloaderOperation.Type) else { return nil }
+        return "the operation class \(operationClass) is not an ImageDownloaderOperation subclass and needs "
+            + "a URLSession: set ImageDownloaderConfiguration.transport = .urlSession to use it"
+    }
+
     deinit {
         // Transfers still running finish first; the thread then ends by itself.
         driver?.post(.shutdown(cancellingTransfers: false))
