@@ -177,16 +177,18 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     }
 
     private func collectFinishedRequests() {
+        // Commands posted before these requests ended go first: a transfer started meanwhile must be
+        // waiting (in priority order) before a freed slot is handed out. And BEFORE the messages are read:
+        // a cancel removes its handle from the multi handle (which drops the handle's pending message) and
+        // the pool may hand that handle to a transfer started by the next command; a message read earlier
+        // would then end that new transfer with the old request's result.
+        handlePendingCommands()
         var easy: OpaquePointer?
         var result: Int32 = 0
         var finished: [(OpaquePointer, Int)] = []
         while ccurl_multi_next_done(multi, &easy, &result) == 1 {
             if let easy { finished.append((easy, Int(result))) }
         }
-        guard !finished.isEmpty else { return }
-        // Commands posted before these requests ended go first: a transfer started meanwhile must be
-        // waiting (in priority order) before a freed slot is handed out.
-        handlePendingCommands()
         for (handle, result) in finished {
             guard let transfer = inMulti.removeValue(forKey: handle) else { continue }  // cancelled meanwhile
             ccurl_multi_remove_handle(multi, handle)
