@@ -56,6 +56,13 @@ struct CurlDownloaderTests {
         let result = try await downloader.image(for: ipv6.url("/images/tiny.png?tag=\(newTag())"))
         #expect(result.image?.width == 1)
         #expect(result.metrics?.remoteAddress == "::1")
+        // A redirect from 127.0.0.1 to the IPv6 literal is followed too.
+        let target = ipv6.url("/images/tiny.png?tag=\(newTag())").absoluteString
+        let encoded = try #require(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let redirected = try await downloader.image(for: server.url("/redirect/1?to=\(encoded)&tag=\(newTag())"))
+        #expect(redirected.image?.width == 1)
+        #expect(redirected.metrics?.remoteAddress == "::1")
+        #expect(redirected.metrics?.redirectCount == 2)
     }
 
     /// A body over the limit that no Content-Length announced (chunked) ends as `.responseTooLarge`, with the
