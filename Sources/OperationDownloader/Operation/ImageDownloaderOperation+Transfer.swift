@@ -228,7 +228,9 @@ extension ImageDownloaderOperation: TransferClient {
             s.isCurrent(transfer) && s.attempt?.awaitingAuthRetry == false ? s.attempt?.sniffer : nil
         }) else { return nil }
         let coders = settings.codersManager
-        let verdict = pending.feed(data ?? Data(bytes)) { coders.coders }
+        // The sniffer keeps at most `maximumPrefix` bytes: only those are copied from a transport's buffer.
+        let chunk = data ?? Data(UnsafeRawBufferPointer(rebasing: bytes.prefix(BodySniffer.maximumPrefix)))
+        let verdict = pending.feed(chunk) { coders.coders }
         state.withLock { s in
             _ = s.modifyAttempt(of: transfer) { attempt in
                 if attempt.sniffer != nil { attempt.sniffer = verdict == .undecided ? pending : nil }
