@@ -1,13 +1,12 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// One libcurl multi handle and the one thread that drives it (`curl_multi_perform` + `curl_multi_poll`).
 ///
 /// libcurl handles are not thread-safe, so every libcurl call happens on this thread: other threads post
 /// commands (start, cancel, resume reading, priority, shutdown) to the inbox and wake the poll with
 /// `curl_multi_wakeup`. The thread starts with the first command and ends after `shutdown`.
-final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every other var is curl-thread only
+final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is Locked (NSLock: ThreadSanitizer sees it, not Mutex's futex); every other var is curl-thread only
     enum Command {
         case start(CurlTransfer)
         case cancel(CurlTransfer)
@@ -30,7 +29,7 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     /// The loaded libcurl's version and features.
     let library: CurlLibraryInfo
     private let multi: OpaquePointer
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
 
     // Curl thread only.
     private var pool: CurlEasyPool

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What a curl transport is made with, resolved once from the downloader's configuration.
 struct CurlTransportSettings: Sendable {
@@ -35,7 +34,7 @@ final class CurlTransport: DownloadTransport {
     /// nil when libcurl cannot be used here (`unavailableReason` says why).
     private let driver: CurlMultiDriver?
     private let unavailableReason: String?
-    private let invalidated = Mutex(false)
+    private let invalidated = Locked(false)
 
     /// `library` is the process's libcurl; tests pass a failure to check the unavailable path.
     init(settings: CurlTransportSettings, library: Result<CurlLibraryInfo, CurlLibraryUnavailable> = CurlAvailability.library) {
