@@ -50,9 +50,12 @@ import Testing
     /// The decoder's typed cause is kept (`.decodingFailed`), not flattened into a message.
     @Test(arguments: TestTransports.all)
     func corruptImage(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/images/corrupt.jpg", "decodingFailed") }
-    /// libcurl reports a non-HTTP reply as "Received HTTP/0.9 when not allowed" (URLError -1002).
+    /// libcurl reports a non-HTTP reply as "Received HTTP/0.9 when not allowed": corelibs maps it to
+    /// `.unsupportedURL` (-1002), the curl transport to `.badServerResponse` (-1011, as Apple's URLSession).
     @Test(arguments: TestTransports.all)
-    func notAnHTTPResponse(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/garbage", "network-1002") }
+    func notAnHTTPResponse(_ transport: ImageDownloaderTransport) async {
+        await expectFailure(transport, "/garbage", TestTransports.notAnHTTPResponse(transport))
+    }
 
     @Test(arguments: TestTransports.all) func notModified(_ transport: ImageDownloaderTransport) async {
         // The fixture answers 304 to a matching If-None-Match; the etag override makes the value known.
@@ -91,8 +94,11 @@ import Testing
 
     @Test(arguments: TestTransports.all)
     func resetMidBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/reset/baseline.jpg?after=20000", "network-1005") }
+    /// A FIN before the announced length: corelibs says -1 (unknown), the curl transport `.networkConnectionLost`.
     @Test(arguments: TestTransports.all)
-    func closedMidBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/fin/baseline.jpg?after=20000", "network-1") }
+    func closedMidBody(_ transport: ImageDownloaderTransport) async {
+        await expectFailure(transport, "/fin/baseline.jpg?after=20000", TestTransports.bodyCutShort(transport))
+    }
 
     @Test(arguments: TestTransports.all) func announcedSizeOverTheLimit(_ transport: ImageDownloaderTransport) async {
         await expectFailure(transport, "/images/baseline.jpg", "responseTooLarge") { $0.maximumResponseSize = 10_000 }

@@ -12,10 +12,11 @@ import Testing
 
     /// Runs a download whose request modifier returns `modified`, expects `expected` synchronously.
     private func expectRefusal(
+        _ transport: ImageDownloaderTransport,
         _ modified: @escaping @Sendable (URLRequest) -> URLRequest?, _ expected: String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        let (downloader, queue) = makeDownloader()
+        let (downloader, queue) = makeDownloader(transport)
         let tag = newTag()
         let recorder = DownloadRecorder()
         let context = ImageDownloaderContext(requestModifier: ImageDownloaderRequestModifierBlock { modified($0) })
@@ -33,21 +34,23 @@ import Testing
     }
 
     /// corelibs Foundation traps (fatalError "No URL in request.") on such a request: it must never get there.
-    @Test func aModifiedRequestWithoutAURLIsAnInvalidURL() async {
-        await expectRefusal({ request in
+    @Test(arguments: TestTransports.all)
+    func aModifiedRequestWithoutAURLIsAnInvalidURL(_ transport: ImageDownloaderTransport) async {
+        await expectRefusal(transport, { request in
             var copy = request
             copy.url = nil
             return copy
         }, "invalidURL")
     }
 
-    @Test func aModifiedRequestWithASchemeTheTransportCannotLoadIsAnInvalidURL() async {
-        await expectRefusal({ request in
+    @Test(arguments: TestTransports.all)
+    func aModifiedRequestWithASchemeTheTransportCannotLoadIsAnInvalidURL(_ transport: ImageDownloaderTransport) async {
+        await expectRefusal(transport, { request in
             var copy = request
             copy.url = URL(string: "ftp://127.0.0.1/tiny.png")
             return copy
         }, "invalidURL")
-        await expectRefusal({ request in
+        await expectRefusal(transport, { request in
             var copy = request
             copy.url = URL(fileURLWithPath: "/etc/passwd")
             return copy

@@ -68,8 +68,8 @@ enum TransportWorkload: String, CaseIterable {
     }
 
     /// Whether a downloader configured with `.curl` really runs on libcurl: only then do its metrics name the
-    /// HTTP version. Until the downloader honours `transport` it runs on URLSession, which must not be
-    /// reported as the curl transport. One download with a downloader of its own, before the measurement.
+    /// HTTP version (URLSession's are nil), so a build whose downloader ignores `transport` is never reported
+    /// as the curl transport. One download with a downloader of its own, before the measurement.
     static func downloaderRunsOnCurl(_ url: URL, caFile: String?) -> Bool {
         var configuration = ImageDownloaderConfiguration()
         configuration.transport = .curl

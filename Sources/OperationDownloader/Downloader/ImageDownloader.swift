@@ -115,7 +115,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         callbackQueue = configuration.callbackQueue ?? Self.makeDefaultCallbackQueue()
         queue.name = "OperationDownloader.ImageDownloader"
         queue.maxConcurrentOperationCount = configuration.maxConcurrentDownloads
-        let made = transport ?? Self.makeTransport(configuration.transport, sessionConfiguration: sessionConfiguration)
+        let made = transport ?? Self.makeTransport(configuration, sessionConfiguration: sessionConfiguration)
         self.transport = made
         session = (made as? URLSessionTransport)?.session
         router = (made as? URLSessionTransport)?.router
@@ -125,18 +125,20 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     }
 
     /// THE factory point of transports: `configuration.transport` becomes the `DownloadTransport` every
-    /// operation of this downloader uses.
+    /// operation of this downloader uses (curl: with the configuration's TLS, proxy and per-host cap).
     static func makeTransport(
-        _ choice: ImageDownloaderTransport, sessionConfiguration: URLSessionConfiguration
+        _ configuration: ImageDownloaderConfiguration, sessionConfiguration: URLSessionConfiguration
     ) -> any DownloadTransport {
+        let choice = configuration.transport
         switch choice.kind {
         case .urlSession:
             return URLSessionTransport(configuration: sessionConfiguration)
         case .curl:
             if let reason = choice.unavailableReason { return UnavailableTransport(reason: reason) }
-            // CURL TRANSPORT PLUGS IN HERE (issue 15): `return CurlTransport(...)`. Until then `.curl` reports
-            // itself unavailable (CurlAvailability.swift), so this line is not reached.
-            return UnavailableTransport(reason: "the libcurl transport is not part of this build yet")
+            if let reason = CurlTransport.unsupportedOperationClass(configuration.operationClass) {
+                return UnavailableTransport(reason: reason)
+            }
+            return CurlTransport(configuration: configuration)
         }
     }
 

@@ -175,11 +175,23 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     func transfer(_ transfer: any TransportTransfer, didReceive data: Data) {
+        data.withUnsafeBytes { receiveBody($0, data: data, from: transfer) }
+    }
+
+    /// The curl transport's buffer: copied straight into the attempt's buffer; a `Data` of the chunk is made
+    /// only while the sniffer or progressive decoding needs one.
+    func transfer(_ transfer: any TransportTransfer, didReceiveBytes bytes: UnsafeRawBufferPointer) {
+        receiveBody(bytes, data: nil, from: transfer)
+    }
+
+    /// The one body path of both delivery methods. `data`: the chunk as a `Data` when it came as one.
+    private func receiveBody(_ bytes: UnsafeRawBufferPointer, data: Data?, from transfer: any TransportTransfer) {
         enum Action {
             case drop, tooLarge(Int)
             case accept(report: (Int, Int)?, progressive: ProgressiveDecoding?, offset: Int)
         }
-        if let verdict = sniff(data, from: transfer), case .notAnImage(let what) = verdict {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        if let verdict = sniff(bytes, data: data, from: transfer), case .notAnImage(let what) = verdict {
             // Said at once, and the rest of the body is never fetched.
             finish(error: ImageDownloaderError.badImageData("not an image: the body is \(what)"), cancelTransfer: true)
             return
@@ -191,11 +203,11 @@ extension ImageDownloaderOperation: TransferClient {
             guard let attempt = s.activeAttempt(of: transfer, now: now), !attempt.awaitingAuthRetry,
                   attempt.revalidated == nil  // [HTTP cache] the body of a 5xx answered from the cache: not kept
             else { return .drop }
-            let (total, overflow) = attempt.buffer.count.addingReportingOverflow(data.count)
+            let (total, overflow) = attempt.buffer.count.addingReportingOverflow(bytes.count)
             if overflow || total > limit { return .tooLarge(overflow ? Int.max : total) }
             let offset = attempt.buffer.count
             if offset == 0 { s.metrics.firstByteAt = Date() }
-            attempt.buffer.append(data)
+            attempt.buffer.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
             s.metrics.receivedBytes = total
             let expected = attempt.expectedSize > 0 ? max(attempt.expectedSize, total) : -1
             let interval = s.minimumProgressInterval
@@ -214,19 +226,23 @@ extension ImageDownloaderOperation: TransferClient {
             finish(error: ImageDownloaderError.responseTooLarge(size), cancelTransfer: true)
         case .accept(let report, let progressive, let offset):
             if let (received, expected) = report { callers.reportProgress(received, expected) }
-            progressive?.feed(data, at: offset)
+            progressive?.feed(data ?? Data(bytes), at: offset)
         }
     }
 
     /// While the first bytes are being checked (`BodySniffer`): feeds them, outside the lock (coders'
     /// `canDecode` is user code). Events of one transfer never overlap, so the sniffer is not fed twice at once.
-    private func sniff(_ data: Data, from transfer: any TransportTransfer) -> BodySniffer.Verdict? {
+    private func sniff(
+        _ bytes: UnsafeRawBufferPointer, data: Data?, from transfer: any TransportTransfer
+    ) -> BodySniffer.Verdict? {
         guard settings.sniffsBody else { return nil }
         guard var pending = state.withLock({ s in
             s.isCurrent(transfer) && s.attempt?.awaitingAuthRetry == false ? s.attempt?.sniffer : nil
         }) else { return nil }
         let coders = settings.codersManager
-        let verdict = pending.feed(data) { coders.coders }
+        // The sniffer keeps at most `maximumPrefix` bytes: only those are copied from a transport's buffer.
+        let chunk = data ?? Data(UnsafeRawBufferPointer(rebasing: bytes.prefix(BodySniffer.maximumPrefix)))
+        let verdict = pending.feed(chunk) { coders.coders }
         state.withLock { s in
             _ = s.modifyAttempt(of: transfer) { attempt in
                 if attempt.sniffer != nil { attempt.sniffer = verdict == .undecided ? pending : nil }
@@ -270,18 +286,20 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics) {
+        var bodySize = settings.maximumResponseSize &+ 1  // what a transport's size limit reports at least
         let ended: (attempt: Attempt, cancelRequested: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)?
             = state.withLock { s in
                 guard let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
                 s.metrics.record(metrics, requestsBefore: s.requestsSent)
                 s.requestsSent = s.metrics.attemptCount
+                bodySize = max(bodySize, attempt.expectedSize, attempt.buffer.count)
                 // The transfer is over: decoding never counts against a timeout.
                 return (attempt, s.cancelRequested, s.stopTimeouts())
             }
         guard let (attempt, cancelRequested, timeouts) = ended else { return }
         if let (clocks, running) = timeouts { clocks.stop(running) }
         if let error {
-            attemptFailed(transfer, Self.downloaderError(for: error, cancelRequested: cancelRequested))
+            attemptFailed(transfer, Self.downloaderError(for: error, cancelRequested: cancelRequested, bodySize: bodySize))
             return
         }
         let (response, codes) = state.withLock { ($0.response, $0.acceptableStatusCodes) }
@@ -305,10 +323,12 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     /// The transport's error as the callers see it: `ImageDownloaderError`s pass through, URL errors become
-    /// `.network` (a cancel this operation asked for is `.cancelled`).
-    static func downloaderError(for error: any Error, cancelRequested: Bool) -> ImageDownloaderError {
+    /// `.network` (a cancel this operation asked for is `.cancelled`; a transport's own size limit,
+    /// `.dataLengthExceedsMaximum`, is `.responseTooLarge(bodySize)` as the operation's check reports it).
+    static func downloaderError(for error: any Error, cancelRequested: Bool, bodySize: Int = 0) -> ImageDownloaderError {
         if let already = error as? ImageDownloaderError { return already }
         if let urlError = error as? URLError {
+            if urlError.code == .dataLengthExceedsMaximum { return .responseTooLarge(bodySize) }
             return urlError.code == .cancelled && cancelRequested ? .cancelled : .network(urlError)
         }
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))

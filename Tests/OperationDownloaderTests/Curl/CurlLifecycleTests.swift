@@ -102,4 +102,26 @@ import Testing
         transfer.resume()
         return transfer  // the transport is released here
     }
+
+    /// A request stopped by a cancel ends inside libcurl (CURLE_WRITE_ERROR) in the same pass that the cancel
+    /// and a new transfer's start are handled: the new transfer gets the freed easy handle, and the old
+    /// request's result must not end it (it did, with -1, before the driver handled commands first).
+    @Test(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+    func aCancelledRequestsResultNeverEndsTheTransferReusingItsHandle() async throws {
+        let harness = CurlHarness()
+        defer { harness.invalidate() }
+        let tag = newTag()
+        let server = self.server
+        let first = RecordingTransferClient()
+        let second = RecordingTransferClient()
+        first.onResponse = { transfer, _ in
+            transfer.cancel()
+            harness.start(server.url("/images/tiny.png?tag=\(tag)&n=2"), client: second)
+        }
+        harness.start(server.url("/images/tiny.png?tag=\(tag)&n=1"), client: first)
+        #expect(await second.waitForCompletion())
+        #expect(second.error == nil, "got \(String(describing: second.error))")
+        #expect(second.body == (try FixtureServer.fixtureData("tiny.png")))
+        #expect(first.completionCount == 0)
+    }
 }

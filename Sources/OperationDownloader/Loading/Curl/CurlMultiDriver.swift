@@ -1,13 +1,12 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// One libcurl multi handle and the one thread that drives it (`curl_multi_perform` + `curl_multi_poll`).
 ///
 /// libcurl handles are not thread-safe, so every libcurl call happens on this thread: other threads post
 /// commands (start, cancel, resume reading, priority, shutdown) to the inbox and wake the poll with
 /// `curl_multi_wakeup`. The thread starts with the first command and ends after `shutdown`.
-final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every other var is curl-thread only
+final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is Locked (NSLock: ThreadSanitizer sees it, not Mutex's futex); every other var is curl-thread only
     enum Command {
         case start(CurlTransfer)
         case cancel(CurlTransfer)
@@ -30,7 +29,7 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     /// The loaded libcurl's version and features.
     let library: CurlLibraryInfo
     private let multi: OpaquePointer
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
 
     // Curl thread only.
     private var pool: CurlEasyPool
@@ -177,21 +176,20 @@ final class CurlMultiDriver: @unchecked Sendable {  // `inbox` is a Mutex; every
     }
 
     private func collectFinishedRequests() {
+        // Commands posted before these requests ended go first: a transfer started meanwhile must be
+        // waiting (in priority order) before a freed slot is handed out. And BEFORE the messages are read:
+        // a cancel removes its handle from the multi handle (which drops the handle's pending message) and
+        // the pool may hand that handle to a transfer started by the next command; a message read earlier
+        // would then end that new transfer with the old request's result.
+        handlePendingCommands()
         var easy: OpaquePointer?
         var result: Int32 = 0
-        var finished: [(OpaquePointer, Int, CurlTransfer?)] = []
+        var finished: [(OpaquePointer, Int)] = []
         while ccurl_multi_next_done(multi, &easy, &result) == 1 {
-            if let easy { finished.append((easy, Int(result), inMulti[easy])) }
+            if let easy { finished.append((easy, Int(result))) }
         }
-        guard !finished.isEmpty else { return }
-        // Commands posted before these requests ended go first: a transfer started meanwhile must be
-        // waiting (in priority order) before a freed slot is handed out.
-        handlePendingCommands()
-        for (handle, result, owner) in finished {
-            // Cancelled meanwhile; its handle may even be back in the multi for a transfer those commands
-            // started (a client that cancels and starts anew from an event): that one has not ended.
-            guard let transfer = owner, inMulti[handle] === transfer else { continue }
-            inMulti.removeValue(forKey: handle)
+        for (handle, result) in finished {
+            guard let transfer = inMulti.removeValue(forKey: handle) else { continue }  // cancelled meanwhile
             ccurl_multi_remove_handle(multi, handle)
             transfer.curlRequestDidEnd(result: result, driver: self)
         }

@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 /// One HTTP exchange through libcurl (TransportTransfer): the first request, then each redirect or
 /// authentication retry its client asks for, each on a fresh easy-handle setup.
@@ -11,7 +10,7 @@ import Synchronization
 /// curl thread. Everything else (the exchange, the callbacks, the events) happens on the curl thread, in
 /// CurlTransfer+Events.swift. Every event first checks `control` under its lock: after `cancel()` returns,
 /// no event begins.
-final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control` is a Mutex; `stage` and the counters are curl-thread only
+final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control` is Locked (NSLock: ThreadSanitizer sees it, not Mutex's futex); `stage` and the counters are curl-thread only
     /// What other threads change.
     struct Control {
         enum Phase { case created, running, cancelled, finished }
@@ -31,7 +30,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
         case done
     }
 
-    let control: Mutex<Control>
+    let control: Locked<Control>
     let driver: CurlMultiDriver?
     let request: TransferRequest
     /// The completion error of a transfer that cannot run (libcurl missing, transport invalidated).
@@ -51,7 +50,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
         self.request = request
         self.driver = driver
         self.failure = failure
-        control = Mutex(Control(client: client, priority: request.priority))
+        control = Locked(Control(client: client, priority: request.priority))
     }
 
     // MARK: - TransportTransfer (any thread)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What a curl transport is made with, resolved once from the downloader's configuration.
 struct CurlTransportSettings: Sendable {
@@ -35,7 +34,7 @@ final class CurlTransport: DownloadTransport {
     /// nil when libcurl cannot be used here (`unavailableReason` says why).
     private let driver: CurlMultiDriver?
     private let unavailableReason: String?
-    private let invalidated = Mutex(false)
+    private let invalidated = Locked(false)
 
     /// `library` is the process's libcurl; tests pass a failure to check the unavailable path.
     init(settings: CurlTransportSettings, library: Result<CurlLibraryInfo, CurlLibraryUnavailable> = CurlAvailability.library) {
@@ -52,6 +51,16 @@ final class CurlTransport: DownloadTransport {
 
     convenience init(configuration: ImageDownloaderConfiguration) {
         self.init(settings: CurlTransportSettings(configuration: configuration))
+    }
+
+    /// Why a downloader on curl cannot run operations of `operationClass`, or nil when it can: a class that is
+    /// not an `ImageDownloaderOperation` creates its own task in the `URLSession` it is given, and there is no
+    /// session on curl. Its downloads fail with `.unsupportedOnPlatform` instead of silently going through
+    /// URLSession, which would drop what curl was chosen for (the CA file, the pins, the proxy).
+    static func unsupportedOperationClass(_ operationClass: (any ImageDownloaderOperationProtocol.Type)?) -> String? {
+        guard let operationClass, !(operationClass is ImageDownloaderOperation.Type) else { return nil }
+        return "the operation class \(operationClass) is not an ImageDownloaderOperation subclass and needs "
+            + "a URLSession: set ImageDownloaderConfiguration.transport = .urlSession to use it"
     }
 
     deinit {
