@@ -38,6 +38,8 @@ export PATH="/opt/swift/usr/bin:$PATH"
 SANITIZE="fuzzer,address"
 
 build() {
+    # Objects of C files since renamed or removed would still match obj/*.o at the link: start empty.
+    rm -rf "$BUILD/obj"
     mkdir -p "$BUILD/obj" "$BUILD/mod"
     # The C shim: coverage for libFuzzer and ASan, but no libFuzzer main in these objects.
     for source in Sources/CImageCodecs/*.c; do

@@ -1,75 +1,13 @@
-// libtiff through dlsym. The few declarations below mirror libtiff 4.5's tiffio.h (only what is used).
+// libtiff through dlsym: the loader, the in-memory client, opening and the RGBA read. The declarations
+// mirroring libtiff 4.5's tiffio.h are in cic_tiff_internal.h; 16-bit samples are read in cic_tiff_direct16.c.
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cic_tiff.h"
+#include "cic_tiff_internal.h"
 #include "cic_dl.h"
-
-typedef struct tiff TIFF;
-typedef struct TIFFOpenOptions TIFFOpenOptions;
-typedef int64_t tmsize_t;
-typedef uint64_t toff_t;
-typedef void *thandle_t;
-typedef tmsize_t (*TIFFReadWriteProc)(thandle_t, void *, tmsize_t);
-typedef toff_t (*TIFFSeekProc)(thandle_t, toff_t, int);
-typedef int (*TIFFCloseProc)(thandle_t);
-typedef toff_t (*TIFFSizeProc)(thandle_t);
-typedef int (*TIFFMapFileProc)(thandle_t, void **base, toff_t *size);
-typedef void (*TIFFUnmapFileProc)(thandle_t, void *base, toff_t size);
-typedef void (*TIFFErrorHandler)(const char *module, const char *fmt, va_list ap);
-typedef int (*TIFFErrorHandlerExtR)(TIFF *, void *user_data, const char *module, const char *fmt, va_list ap);
-
-enum {
-    TAG_IMAGEWIDTH = 256, TAG_IMAGELENGTH = 257, TAG_BITSPERSAMPLE = 258, TAG_PHOTOMETRIC = 262,
-    TAG_ORIENTATION = 274, TAG_SAMPLESPERPIXEL = 277, TAG_ROWSPERSTRIP = 278, TAG_PLANARCONFIG = 284,
-    TAG_ICCPROFILE = 34675, TAG_TILEWIDTH = 322, TAG_TILELENGTH = 323, TAG_EXTRASAMPLES = 338, TAG_SAMPLEFORMAT = 339,
-    ORIENTATION_TOPLEFT = 1, PHOTOMETRIC_MINISWHITE = 0, PHOTOMETRIC_MINISBLACK = 1, PHOTOMETRIC_RGB = 2,
-    PLANARCONFIG_SEPARATE = 2, SAMPLEFORMAT_UINT = 1,
-    EXTRASAMPLE_UNSPECIFIED = 0, EXTRASAMPLE_ASSOCALPHA = 1, EXTRASAMPLE_UNASSALPHA = 2,
-};
-
-
-struct cic_tiff_api {
-    const char *(*get_version)(void);
-    TIFFOpenOptions *(*options_alloc)(void);
-    void (*options_free)(TIFFOpenOptions *);
-    void (*options_set_max_single_alloc)(TIFFOpenOptions *, tmsize_t);
-    void (*options_set_error_handler)(TIFFOpenOptions *, TIFFErrorHandlerExtR, void *);
-    void (*options_set_warning_handler)(TIFFOpenOptions *, TIFFErrorHandlerExtR, void *);
-    TIFF *(*client_open_ext)(const char *, const char *, thandle_t, TIFFReadWriteProc, TIFFReadWriteProc,
-                             TIFFSeekProc, TIFFCloseProc, TIFFSizeProc, TIFFMapFileProc, TIFFUnmapFileProc,
-                             TIFFOpenOptions *);
-    int (*get_field)(TIFF *, uint32_t tag, ...);
-    int (*get_field_defaulted)(TIFF *, uint32_t tag, ...);
-    int (*set_field)(TIFF *, uint32_t tag, ...);
-    int (*is_tiled)(TIFF *);
-    tmsize_t (*strip_size)(TIFF *);
-    tmsize_t (*tile_size)(TIFF *);
-    uint32_t (*compute_strip)(TIFF *, uint32_t row, uint16_t sample);
-    uint32_t (*compute_tile)(TIFF *, uint32_t x, uint32_t y, uint32_t z, uint16_t sample);
-    tmsize_t (*read_encoded_strip)(TIFF *, uint32_t strip, void *buf, tmsize_t size);
-    tmsize_t (*read_encoded_tile)(TIFF *, uint32_t tile, void *buf, tmsize_t size);
-    int (*rgba_image_ok)(TIFF *, char emsg[1024]);
-    int (*read_rgba_image_oriented)(TIFF *, uint32_t, uint32_t, uint32_t *, int, int);
-    void (*close)(TIFF *);
-    TIFFErrorHandler (*set_error_handler)(TIFFErrorHandler);
-    TIFFErrorHandler (*set_warning_handler)(TIFFErrorHandler);
-};
-
-struct cic_tiff_file {
-    const cic_tiff_api *api;
-    TIFF *tif;
-    const uint8_t *data;
-    uint64_t size;
-    uint64_t position;
-    int orientation;  // the Orientation tag, 1...8
-    int opaque_extra;   // RGB with an unspecified first extra sample: libtiff would use it as alpha
-    int straight_alpha; // unassociated alpha, relabelled associated so that libtiff copies it unchanged
-    int errors;
-    char first_error[256];
-};
 
 const cic_tiff_api *cic_tiff_load(void *dl_handle, char *missing, size_t missing_len) {
     cic_tiff_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
@@ -234,130 +172,10 @@ cic_tiff_file *cic_tiff_open(const cic_tiff_api *api, const void *data, size_t s
     return f;
 }
 
-// MARK: - 16-bit gray and RGB, read directly
-
-// libtiff's RGBA interface rounds 16-bit samples to 8 bits as (v + 128) / 257; Pillow, browsers and the PNG
-// decoder keep the high byte. So 16-bit unsigned gray and RGB (contiguous or planar, strips or tiles, any
-// compression libtiff decodes) are read as decoded samples and converted here. Returns -2 for any other layout
-// (the caller falls back to the RGBA interface), else as cic_tiff_read_rgba.
-typedef struct {
-    uint16_t samples, colors, planes;
-    int alpha;  // 0 none, 1 straight, 2 premultiplied
-    uint32_t block_rows;
-    int tiled;
-    uint32_t tile_width;
-} direct_layout;
-
-static int direct_layout_of(cic_tiff_file *f, uint32_t height, direct_layout *l) {
-    const cic_tiff_api *api = f->api;
-    uint16_t bits = 0, photometric = 0, planar = 1, format = SAMPLEFORMAT_UINT, count = 0;
-    uint16_t *extra = NULL;
-    memset(l, 0, sizeof *l);
-    if (!api->get_field_defaulted(f->tif, TAG_BITSPERSAMPLE, &bits) || bits != 16) return 0;
-    if (!api->get_field(f->tif, TAG_PHOTOMETRIC, &photometric)) return 0;
-    api->get_field_defaulted(f->tif, TAG_SAMPLESPERPIXEL, &l->samples);
-    api->get_field_defaulted(f->tif, TAG_PLANARCONFIG, &planar);
-    api->get_field_defaulted(f->tif, TAG_SAMPLEFORMAT, &format);
-    if (format != SAMPLEFORMAT_UINT) return 0;
-    if (photometric == PHOTOMETRIC_RGB) l->colors = 3;
-    else if (photometric == PHOTOMETRIC_MINISBLACK) l->colors = 1;
-    else return 0;  // min-is-white, palette, CMYK, YCbCr, Lab...: the RGBA interface handles them
-    if (l->samples < l->colors || l->samples > 8) return 0;
-    l->planes = planar == PLANARCONFIG_SEPARATE ? l->samples : 1;
-    if (l->samples > l->colors && api->get_field(f->tif, TAG_EXTRASAMPLES, &count, &extra) && count >= 1 && extra)
-        l->alpha = f->straight_alpha ? 1 : extra[0] == EXTRASAMPLE_ASSOCALPHA ? 2 : 0;
-    l->tiled = api->is_tiled(f->tif);
-    uint32_t rows = height, tile_length = 0;
-    if (l->tiled) {
-        if (!api->get_field(f->tif, TAG_TILEWIDTH, &l->tile_width) || !api->get_field(f->tif, TAG_TILELENGTH, &tile_length))
-            return 0;
-        if (l->tile_width == 0 || tile_length == 0 || l->tile_width > 65536 || tile_length > 65536) return 0;
-        rows = tile_length;
-    } else {
-        api->get_field_defaulted(f->tif, TAG_ROWSPERSTRIP, &rows);
-    }
-    l->block_rows = rows == 0 || rows > height ? height : rows;
-    return 1;
-}
-
-// Copies decoded segment `seg` (one plane of a strip or tile) into the block of interleaved samples.
-static void direct_place(const direct_layout *l, const uint16_t *seg, size_t seg_samples, uint16_t *block,
-                         uint32_t width, uint32_t rows, uint32_t x0, uint32_t seg_width, uint16_t plane) {
-    uint16_t per_pixel = l->planes == 1 ? l->samples : 1;
-    for (uint32_t y = 0; y < rows; y++) {
-        for (uint32_t x = 0; x < seg_width && x0 + x < width; x++) {
-            size_t from = ((size_t)y * seg_width + x) * per_pixel;
-            if (from + per_pixel > seg_samples) return;
-            uint16_t *to = block + ((size_t)y * width + x0 + x) * l->samples;
-            if (l->planes == 1) memcpy(to, seg + from, per_pixel * sizeof *to);
-            else to[plane] = seg[from];
-        }
-    }
-}
-
-static void direct_convert(const direct_layout *l, const uint16_t *block, uint8_t *out, size_t pixels) {
-    for (size_t i = 0; i < pixels; i++, block += l->samples, out += 4) {
-        for (int c = 0; c < 3; c++) out[c] = (uint8_t)(block[l->colors == 3 ? c : 0] >> 8);
-        unsigned a = l->alpha ? block[l->colors] >> 8 : 255;
-        out[3] = (uint8_t)a;
-        if (l->alpha == 2 && a != 0 && a != 255) {
-            for (int c = 0; c < 3; c++) {
-                unsigned v = (out[c] * 255u + a / 2u) / a;
-                out[c] = (uint8_t)(v > 255 ? 255 : v);
-            }
-        }
-    }
-}
-
-static int read_direct16(cic_tiff_file *f, uint8_t *out, uint32_t width, uint32_t height, char *message, size_t len) {
-    const cic_tiff_api *api = f->api;
-    direct_layout l;
-    if (!direct_layout_of(f, height, &l)) return -2;
-    tmsize_t seg_bytes = l.tiled ? api->tile_size(f->tif) : api->strip_size(f->tif);
-    size_t block_samples = (size_t)l.block_rows * width * l.samples;
-    if (seg_bytes <= 0 || (uint64_t)seg_bytes > ((uint64_t)1 << 31) || block_samples > ((size_t)1 << 31)) return -2;
-    uint16_t *seg = malloc((size_t)seg_bytes);
-    uint16_t *block = malloc(block_samples * sizeof *block);
-    if (!seg || !block) {
-        free(seg);
-        free(block);
-        snprintf(message, len, "out of memory");
-        return -1;
-    }
-    int errors_before = f->errors, read_any = 0;
-    for (uint32_t row = 0; row < height; row += l.block_rows) {
-        uint32_t rows = height - row < l.block_rows ? height - row : l.block_rows;
-        memset(block, 0, (size_t)rows * width * l.samples * sizeof *block);
-        uint32_t step = l.tiled ? l.tile_width : width;
-        for (uint32_t x0 = 0; x0 < width; x0 += step) {
-            for (uint16_t p = 0; p < l.planes; p++) {
-                tmsize_t got = l.tiled
-                    ? api->read_encoded_tile(f->tif, api->compute_tile(f->tif, x0, row, 0, p), seg, seg_bytes)
-                    : api->read_encoded_strip(f->tif, api->compute_strip(f->tif, row, p), seg, seg_bytes);
-                if (got <= 0) continue;  // a damaged or missing segment leaves its pixels blank, as libtiff does
-                read_any = 1;
-                direct_place(&l, seg, (size_t)got / 2, block, width, rows, x0, step, p);
-            }
-        }
-        direct_convert(&l, block, out + (size_t)row * width * 4, (size_t)rows * width);
-    }
-    free(seg);
-    free(block);
-    if (!read_any) {
-        snprintf(message, len, "%s", f->errors ? f->first_error : "no readable strip or tile");
-        return -1;
-    }
-    if (f->errors > errors_before) {
-        snprintf(message, len, "%s", f->first_error);
-        return 1;
-    }
-    return 0;
-}
-
 int cic_tiff_read_rgba(cic_tiff_file *f, uint32_t *raster, uint32_t width, uint32_t height,
                        char *message, size_t message_len) {
     snprintf(message, message_len, "%s", "");
-    int direct = read_direct16(f, (uint8_t *)raster, width, height, message, message_len);
+    int direct = cic_tiff_read_direct16(f, (uint8_t *)raster, width, height, message, message_len);
     if (direct != -2) return direct;
     char why[1024] = {0};
     if (!f->api->rgba_image_ok(f->tif, why)) {

@@ -1,4 +1,4 @@
-// JPEG decoding and encoding over libjpeg-turbo. Every libjpeg call runs under setjmp inside cic_jpeg.c;
+// JPEG decoding and encoding over libjpeg-turbo. Every libjpeg call runs under setjmp inside the cic_jpeg_*.c shims;
 // failures come back as status codes with a message, never as a longjmp through Swift or exit().
 #ifndef CIC_JPEG_H
 #define CIC_JPEG_H
