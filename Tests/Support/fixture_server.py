@@ -786,7 +786,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
 
     def _gzip_bomb(self, query):
         """`n` zero bytes (default 1 GiB, at most 8 GiB) gzip-compressed on the fly (about 1000:1) and sent
-        chunked with Content-Encoding: gzip. The server never holds more than one compressed block."""
+        chunked with Content-Encoding: gzip. The server never holds more than one compressed block.
+        `head=png`: the zeros follow a PNG signature, so the body does not look like zeros from its first bytes."""
         count = int_param(query, "n", 1024 * 1024 * 1024, 0, MAX_BOMB_BYTES)
         self.send_response(200)
         self.send_header("Content-Type", query.get("ct", "image/png"))
@@ -800,8 +801,14 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         # delay_ms= between 1 MiB (decompressed) blocks.
         delay = int_param(query, "delay_ms", 0, 0, MAX_DRIP_DELAY_MS) / 1000.0
         remaining = count
+        if query.get("head") == "png" and count >= 8:
+            piece = compressor.compress(b"\x89PNG\r\n\x1a\n")
+            remaining -= 8
+            if piece:
+                self.wfile.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+                self._bytes_sent += len(piece)
         while remaining > 0:
-            if remaining < count and delay > 0 and not self._wait(delay):
+            if remaining < count - 8 and delay > 0 and not self._wait(delay):
                 return
             size = min(len(zeros), remaining)
             remaining -= size
