@@ -17,16 +17,24 @@ import Testing
         let tag = newTag()
         let recorders = (0..<200).map { _ in DownloadRecorder() }
         for (index, recorder) in recorders.enumerated() {
-            let token = Locked<ImageDownloadToken?>(nil)
+            // The first progress call can come before `downloadImage` returns the token (the operation starts
+            // on the queue at once): then the cancel is made as soon as the token is there.
+            let slot = Locked<(token: ImageDownloadToken?, cancelWanted: Bool)>((nil, false))
             let progress = recorder.progress
             let created = downloader.downloadImage(
                 server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)"),
                 progress: { received, expected, url in
                     progress(received, expected, url)
-                    token.withLock { $0 }?.cancel()
+                    slot.withLock { s -> ImageDownloadToken? in
+                        s.cancelWanted = true
+                        return s.token
+                    }?.cancel()
                 },
                 completed: recorder.completed)
-            token.withLock { $0 = created }
+            slot.withLock { s -> ImageDownloadToken? in
+                s.token = created
+                return s.cancelWanted ? created : nil
+            }?.cancel()
         }
         for recorder in recorders { await recorder.waitForCompletion() }
         #expect(recorders.allSatisfy { $0.finals.count == 1 && $0.downloaderError?.caseName == "cancelled" })

@@ -95,7 +95,7 @@ import Testing
         #expect(first.status == 200)
         #expect(second.status == 304)
         #expect(second.data == (try fixture("progressive.jpg")))
-        let log = server.requests(tag: tag)
+        let log = await server.awaitRequests(tag: tag, count: 2, finished: true)  // the status is logged as the handler ends
         #expect(log.count == 2)
         #expect(log.first?.headers["if-none-match"] == nil)
         let etag = try #require(cache.cachedResponse(for: URLRequest(url: url))?.response.value(forHTTPHeaderField: "ETag"))
