@@ -95,10 +95,9 @@ struct CurlResponseHead {
         guard let statusCode else { return nil }
         var merged = [String: String](minimumCapacity: fields.count)
         for field in fields {
-            if let previous = merged[field.name] {
+            // One hash lookup per field in the usual case (no repeated name).
+            if let previous = merged.updateValue(field.value, forKey: field.name) {
                 merged[field.name] = previous + ", " + field.value
-            } else {
-                merged[field.name] = field.value
             }
         }
         return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: merged)
