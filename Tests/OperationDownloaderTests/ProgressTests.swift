@@ -189,11 +189,16 @@ import Testing
         }
         var progress = 0, partials = 0
         var result: ImageDownloadResult?
+        let tag = newTag()
+        // The drip pauses half-way until the first partial image came out of the stream (however late the
+        // coder queue runs on a loaded machine), then the rest follows.
         for try await event in downloader.events(
-            for: server.url("/drip/image.png?chunk=4096&delay_ms=10&tag=\(newTag())"), options: .progressiveLoad) {
+            for: server.url("/drip/image.png?chunk=4096&delay_ms=10&hold=\(tag)&tag=\(tag)"), options: .progressiveLoad) {
             switch event {
             case .progress: progress += 1
-            case .partialImage(let image): partials += image.isIncomplete ? 1 : 0
+            case .partialImage(let image):
+                partials += image.isIncomplete ? 1 : 0
+                if partials == 1 { server.release(tag) }
             case .completed(let value): result = value
             }
         }
