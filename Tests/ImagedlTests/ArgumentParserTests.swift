@@ -3,22 +3,9 @@ import Testing
 @testable import ImagedlCore
 
 @Suite struct ArgumentParserTests {
-    private func download(_ args: [String]) throws -> DownloadOptions {
-        guard case .download(let options) = try ArgumentParser.parse(args) else {
-            Issue.record("expected a download command for \(args)")
-            return DownloadOptions()
-        }
-        return options
-    }
+    private func download(_ args: [String]) throws -> DownloadOptions { try ParsedArguments.download(args) }
 
-    private func usageError(_ args: [String]) -> String? {
-        do {
-            _ = try ArgumentParser.parse(args)
-            return nil
-        } catch {
-            return error.message
-        }
-    }
+    private func usageError(_ args: [String]) -> String? { ParsedArguments.usageError(args) }
 
     @Test func defaultsForOneURL() throws {
         let options = try download(["https://example.com/a.jpg"])

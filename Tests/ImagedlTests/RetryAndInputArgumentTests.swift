@@ -7,14 +7,7 @@ import Testing
 @Suite struct RetryAndInputArgumentTests {
     private func parse(_ args: [String]) throws -> Command { try ArgumentParser.parse(args) }
 
-    private func usageError(_ args: [String]) -> String? {
-        do {
-            _ = try ArgumentParser.parse(args)
-            return nil
-        } catch {
-            return error.message
-        }
-    }
+    private func usageError(_ args: [String]) -> String? { ParsedArguments.usageError(args) }
 
     @Test func retryTakesAttemptsAfterTheFirst() throws {
         guard case .download(let options) = try parse(["--retry", "3", "http://a.test/1.png"]) else {
