@@ -31,13 +31,14 @@ extension ImageDownloader {
             completed?(nil, nil, ImageDownloaderError.invalidURL, true)
             return nil
         }
-        // An Optional from the start: `addHandlers` takes one, and copying a context retains each of its fields.
-        var caller: ImageDownloaderContext? = context ?? ImageDownloaderContext()
-        resolvePerCallerSettings(&caller!)
-        let variant = ImageVariant(options: options, context: caller!)
+        var resolved = context ?? ImageDownloaderContext()
+        resolvePerCallerSettings(&resolved)
+        let variant = ImageVariant(options: options, context: resolved)
         // Computed once: the operation takes it from here instead of deriving it again from the context.
-        caller!.variant = variant
-        let identifier = caller!.cacheIdentifier
+        resolved.variant = variant
+        let identifier = resolved.cacheIdentifier
+        // The Optional `addHandlers` takes, made once for every round below.
+        let caller: ImageDownloaderContext? = resolved
         let cacheIdentifier = variant.additionalIdentifier(cacheIdentifier: identifier)
         if Self.allowsCachedData(request.cachePolicy), let cache = storedConfiguration.imageCache,
            let image = cache.image(for: request, withAdditionalIdentifier: cacheIdentifier) {
@@ -69,7 +70,7 @@ extension ImageDownloader {
             if lock.withLock({ invalidated }) { break }
             if made == nil {
                 // User code (the request modifier) runs outside the lock.
-                let prepared = prepareRequest(request, plain: plain, options: options, context: caller!)
+                let prepared = prepareRequest(request, plain: plain, options: options, context: resolved)
                 guard let (prepared, modified) = prepared else { break }
                 if modified, let refusal = refusal(for: prepared) {
                     // The modifier's request cannot be loaded. Never queued: no progress call, no operation.
@@ -77,7 +78,7 @@ extension ImageDownloader {
                     return nil
                 }
                 let operation = makeOperation(
-                    request: prepared, cacheRequest: request, options: options, context: caller!)
+                    request: prepared, cacheRequest: request, options: options, context: resolved)
                 made = (operation, prepared)
             }
             guard let (operation, prepared) = made else { break }
