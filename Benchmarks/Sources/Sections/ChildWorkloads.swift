@@ -75,6 +75,12 @@ enum ChildWorkload: String, CaseIterable {
         case .downloadOperationProbe, .instructionsOperationProbe:
             failures = OperationProbeClient().download(urls, concurrency: 6)
         }
+        return ChildWorkload.report(failures: failures, firstError: firstError, start: start, cpuStart: cpuStart)
+    }
+
+    /// The one JSON line every child workload prints after its downloads (the sections parse it), and the exit
+    /// code: 3 when the client timed out (`failures` nil), 1 with failures, 0 when every download succeeded.
+    static func report(failures: Int?, firstError: String?, start: Double, cpuStart: Double) -> Int32 {
         let seconds = Clock.wall() - start
         let cpuSeconds = Clock.processCPU() - cpuStart
         guard let failures else {

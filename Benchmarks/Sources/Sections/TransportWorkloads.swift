@@ -56,15 +56,7 @@ enum TransportWorkload: String, CaseIterable {
         case .urlSession:
             failures = RawURLSessionClient().download(urls, concurrency: 6)
         }
-        let seconds = Clock.wall() - start
-        let cpuSeconds = Clock.processCPU() - cpuStart
-        guard let failures else {
-            print("{\"error\": \"timed out\"}")
-            return 3
-        }
-        let detail = firstError.map { ", \"first_error\": \(JSONValue.string($0).serialized())" } ?? ""
-        print("{\"failures\": \(failures), \"seconds\": \(seconds), \"cpu_seconds\": \(cpuSeconds)\(detail)}")
-        return failures == 0 ? 0 : 1
+        return ChildWorkload.report(failures: failures, firstError: firstError, start: start, cpuStart: cpuStart)
     }
 
     /// Whether a downloader configured with `.curl` really runs on libcurl: only then do its metrics name the
