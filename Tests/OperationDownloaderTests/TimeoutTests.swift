@@ -90,16 +90,59 @@ import Testing
         #expect(harness.monitor.pendingCount == 0)
     }
 
-    /// End to end on the real clock: a transfer far longer than its idle timeout, but never idle that long.
-    @Test func aSteadyTransferLongerThanTheIdleTimeoutSucceeds() async throws {
-        let (downloader, _) = makeDownloader { $0.downloadTimeout = 3 }
+    // MARK: - Real transports, the monitor on a manual clock (the test moves time; the server pauses on cue)
+
+    /// A transfer that lasts longer than its idle timeout, never idle that long: the drip pauses twice; at each
+    /// pause the test moves the clock 25 s (idle: 30 s), then lets the next part through. So the transport's
+    /// events must reach the monitor as activity, whatever the machine's speed.
+    @Test(arguments: TestTransports.all)
+    func aSteadyTransferLongerThanTheIdleTimeoutSucceeds(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, clock) = makeManualClockDownloader(transport, idle: 30)
+        let tag = newTag()
+        let pauses = [("\(tag)-a", 16384), ("\(tag)-b", 32768)]
         let recorder = DownloadRecorder()
-        // 55916 bytes in 4 KB chunks every 300 ms: about 4.2 s in total (a total timeout of 3 s fails it), never
-        // 3 s without a byte (ten times the gap: a loaded machine or TSan cannot make it look idle).
         downloader.downloadImage(
-            server.url("/drip/image.png?chunk=4096&delay_ms=300&tag=\(newTag())"), completed: recorder.completed)
-        await recorder.waitForCompletion(timeout: 60)
+            server.url("/drip/image.png?chunk=4096&delay_ms=0&hold=\(tag)-a,\(tag)-b&hold_at=16384,32768&tag=\(tag)"),
+            progress: recorder.progress, completed: recorder.completed)
+        for (hold, offset) in pauses {
+            #expect(await waitUntil { recorder.progressList.last?.0 == offset })
+            clock.advance(by: 25)
+            server.release(hold)
+        }
+        await recorder.waitForCompletion()
         #expect(recorder.final?.image?.width == 160, "got \(String(describing: recorder.error))")
+    }
+
+    /// The same pause, but the clock moves past the idle timeout: the download fails as timed out and the
+    /// connection is dropped (the server logs the response as aborted).
+    @Test(arguments: TestTransports.all)
+    func aTransferIdleForTheTimeoutFailsAndDropsTheConnection(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, clock) = makeManualClockDownloader(transport, idle: 30)
+        let tag = newTag()
+        let recorder = DownloadRecorder()
+        downloader.downloadImage(
+            server.url("/drip/image.png?chunk=4096&delay_ms=0&hold=\(tag)&hold_at=16384&max=60&tag=\(tag)"),
+            progress: recorder.progress, completed: recorder.completed)
+        #expect(await waitUntil { recorder.progressList.last?.0 == 16384 })
+        clock.advance(by: 31)
+        await recorder.waitForCompletion()
+        #expect(recorder.downloaderError?.caseName == "network-1001", "got \(String(describing: recorder.error))")
+        let log = await server.awaitRequests(tag: tag, count: 1, finished: true)
+        #expect(log.first?.aborted == true)
+    }
+
+    /// A downloader on `transport` whose timeouts run on a manual clock. The transport's own backstop runs on the
+    /// real clock, idle + 5 s (35 s) away: far beyond the slowest pause a loaded machine under TSan has shown.
+    private func makeManualClockDownloader(
+        _ transport: ImageDownloaderTransport, idle: TimeInterval
+    ) -> (ImageDownloader, ManualClock) {
+        let (monitor, clock) = makeManualMonitor()
+        var configuration = ImageDownloaderConfiguration()
+        configuration.transport = transport
+        configuration.callbackQueue = DispatchQueue(label: "test.callbacks")
+        configuration.codersManager = TestCoders.hasRealPNG ? .shared : TestCoders.manager
+        configuration.downloadTimeout = idle
+        return (ImageDownloader(configuration: configuration, deadlineMonitor: monitor), clock)
     }
 }
 

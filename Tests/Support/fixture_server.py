@@ -39,6 +39,7 @@ import fixture_connections
 # Bounds. Every sleep or wait in this file is limited by one of these.
 MAX_HOLD_SECONDS = 120.0
 DEFAULT_HOLD_SECONDS = 30.0
+MAX_DRIP_PAUSES = 8
 MAX_STALL_SECONDS = 120.0
 DEFAULT_STALL_SECONDS = 10.0
 MAX_DRIP_DELAY_MS = 5000
@@ -577,28 +578,43 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "HEAD":
             return
-        # Optional pause point: at byte `hold_at` the drip waits for /_release/<hold> (at most `max`
+        # Optional pause points: at byte `hold_at` the drip waits for /_release/<hold> (at most `max`
         # seconds), so a test can look at what the client made of a prefix however loaded the machine is.
-        hold_id = query.get("hold")
-        hold_at = int_param(query, "hold_at", len(data) // 2, 1, len(data))
+        # Several points: comma-separated ids and offsets, in order (`hold=a,b&hold_at=100,200`).
+        pauses = self._drip_pauses(query, len(data))
         hold_seconds = float_param(query, "max", DEFAULT_HOLD_SECONDS, 0.0, MAX_HOLD_SECONDS)
         # Past the deadline the rest goes out at once, so a drip never takes longer than the bound.
         deadline = time.monotonic() + MAX_DRIP_TOTAL_SECONDS
         offset = 0
         while offset < len(data):
-            if hold_id is not None and offset >= hold_at:
-                event = self.server.holds.event(hold_id)
+            while pauses and offset >= pauses[0][1]:
+                event = self.server.holds.event(pauses[0][0])
                 if not event.is_set() and not self._wait(hold_seconds, event):
                     raise AbortResponse()
-                hold_id = None
+                pauses.pop(0)
             if offset > 0 and delay > 0 and time.monotonic() < deadline:
                 if not self._wait(delay):
                     raise AbortResponse()
             size = chunk if time.monotonic() < deadline else len(data) - offset
-            if hold_id is not None and offset < hold_at:
-                size = min(size, hold_at - offset)
+            if pauses:
+                size = min(size, pauses[0][1] - offset)
             self._write(data[offset:offset + size])
             offset += size
+
+    @staticmethod
+    def _drip_pauses(query, length):
+        """The drip's (hold id, byte offset) pause points, in offset order; offsets default to half the file."""
+        raw_ids = query.get("hold")
+        if raw_ids is None:
+            return []
+        ids = raw_ids.split(",")[:MAX_DRIP_PAUSES]
+        offsets = query.get("hold_at", "").split(",")
+        pauses = []
+        for index, hold_id in enumerate(ids):
+            raw = offsets[index] if index < len(offsets) else None
+            offset = int_param({"at": raw} if raw else {}, "at", length // 2, 1, length)
+            pauses.append((hold_id, offset))
+        return sorted(pauses, key=lambda pause: pause[1])
 
     def _status_code(self, raw, query):
         try:
