@@ -68,8 +68,9 @@ struct CurlBackpressureTests {
     }
 }
 
-/// Consumes received bytes on its own queue, 16 KB per step, suspending the transfer above `high` and
-/// resuming it below `low` unconsumed bytes.
+/// A consumer that keeps up with only a quarter of what arrives: above `high` unconsumed bytes it suspends the
+/// transfer and drains on its own queue, 16 KB per step, until below `low`, then resumes. So it falls behind by
+/// construction (one suspension per ~256 KB at most), however fast or slow the machine is.
 final class SlowConsumer: @unchecked Sendable {  // `lock` guards every var
     private let lock = NSLock()
     private let queue = DispatchQueue(label: "test.slow-consumer")
@@ -91,6 +92,7 @@ final class SlowConsumer: @unchecked Sendable {  // `lock` guards every var
 
     func received(total: Int, transfer: any TransportTransfer) {
         let suspend: Bool = lock.withLock {
+            consumed += (total - received) / 4
             received = total
             peak = max(peak, received - consumed)
             guard !suspended, received - consumed > high else { return false }
@@ -98,18 +100,20 @@ final class SlowConsumer: @unchecked Sendable {  // `lock` guards every var
             suspendCount += 1
             return true
         }
-        if suspend { transfer.suspendReading() }
-        queue.async { self.consume(transfer) }
+        if suspend {
+            transfer.suspendReading()
+            queue.async { self.drain(transfer) }
+        }
     }
 
-    private func consume(_ transfer: any TransportTransfer) {
+    /// One drain per suspension: it resumes the transfer once below `low`, and the next suspension starts another.
+    private func drain(_ transfer: any TransportTransfer) {
         let resume: Bool = lock.withLock {
             consumed = min(received, consumed + 16 * 1024)
-            guard suspended, received - consumed < low else { return false }
+            guard received - consumed < low else { return false }
             suspended = false
             return true
         }
-        if resume { transfer.resumeReading() }
-        if lock.withLock({ consumed < received }) { queue.async { self.consume(transfer) } }
+        if resume { transfer.resumeReading() } else { queue.async { self.drain(transfer) } }
     }
 }

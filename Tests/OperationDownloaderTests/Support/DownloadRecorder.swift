@@ -88,7 +88,9 @@ func makeDownloader(
     configuration.callbackQueue = queue
     // The real PNG coder when it is registered; the test double otherwise.
     configuration.codersManager = TestCoders.hasRealPNG ? .shared : TestCoders.manager
-    configuration.downloadTimeout = 20
+    // Far beyond any pause a held request sees: under TSan every test of the process starts at once on two
+    // cores, and a held request has waited ~20 s for its test to come round to releasing it.
+    configuration.downloadTimeout = 60
     adjust(&configuration)
     return (ImageDownloader(configuration: configuration), queue)
 }
