@@ -32,7 +32,7 @@ import Testing
             try await runMixedBurst(downloader, queue: queue, registry: registry, count: 400)
             downloader.invalidate(cancelPendingOperations: false)
         }
-        #expect(await waitUntil(timeout: 30) { registry.aliveCount == 0 }, "still alive: \(registry.aliveDescription)")
+        #expect(await waitUntil(timeout: 90) { registry.aliveCount == 0 }, "still alive: \(registry.aliveDescription)")
         let counts = registry.registeredCounts
         #expect((counts["operation"] ?? 0) > 100)
         #expect((counts["token"] ?? 0) > 100)
@@ -66,7 +66,7 @@ import Testing
             #expect(await waitUntil { downloader.currentDownloadCount == 0 })
             registry.add(downloader, kind: "downloader")
         }
-        #expect(await waitUntil(timeout: 30) { registry.aliveCount == 0 }, "still alive: \(registry.aliveDescription)")
+        #expect(await waitUntil(timeout: 90) { registry.aliveCount == 0 }, "still alive: \(registry.aliveDescription)")
         #expect(registry.registeredCounts["session"] ?? 0 > 0)
     }
 
