@@ -75,7 +75,8 @@ import Testing
         #expect(recorder.downloaderError?.caseName == "network-1001")
         #expect(DownloadSettings.idleTimeout(0) == 15 && DownloadSettings.idleTimeout(.nan) == 15)
         // Whole seconds, always later than the package's own timeout.
-        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 6 && DownloadSettings.backstopTimeout(idle: 2.5) == 8)
+        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 61 && DownloadSettings.backstopTimeout(idle: 2.5) == 63)
+        #expect(DownloadSettings.backstopTimeout(idle: 2.5, margin: DownloadSettings.curlBackstopMargin) == 8)
     }
 
     @Test func maximumDownloadDurationFromTheContextCapsTheTransfer() async throws {
@@ -132,7 +133,7 @@ import Testing
     }
 
     /// A downloader on `transport` whose timeouts run on a manual clock. The transport's own backstop runs on the
-    /// real clock, idle + 5 s (35 s) away: far beyond the slowest pause a loaded machine under TSan has shown.
+    /// real clock, at least idle + 5 s (35 s) away: far beyond the slowest pause a loaded machine under TSan has shown.
     private func makeManualClockDownloader(
         _ transport: ImageDownloaderTransport, idle: TimeInterval
     ) -> (ImageDownloader, ManualClock) {

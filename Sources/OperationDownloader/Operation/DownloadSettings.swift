@@ -49,15 +49,21 @@ struct DownloadSettings: Sendable {
         return seconds
     }
 
-    /// Seconds the transport's own timeout lags behind the package's, so the package's always fires first.
-    static let backstopMargin: TimeInterval = 5
+    /// Seconds the transport's own timeout lags behind the package's, so the package's always fires first,
+    /// even when a loaded process runs the package's timer late. (5 s was not enough: under TSan a process
+    /// stalled long enough for corelibs' timer to win, see `backstopTimeout`.)
+    static let backstopMargin: TimeInterval = 60
 
     /// The transport's own backstop for an idle timeout: whole seconds (URLSession on Linux truncates the
-    /// request timeout, so 0.5 would fail at once), the idle timeout rounded up plus `backstopMargin`. Never
-    /// equal to it: corelibs' timer firing while a redirect decision is pending ends the task under the
-    /// decision, and its completion handler then traps ("Received callback for HTTP redirection, but we're not
-    /// waiting for it"); the package's timer cancels the transfer the safe way first.
-    static func backstopTimeout(idle seconds: TimeInterval?) -> TimeInterval {
-        max(1, idleTimeout(seconds).rounded(.up)) + backstopMargin
+    /// request timeout, so 0.5 would fail at once), the idle timeout rounded up plus `backstopMargin`. Far from
+    /// it: when corelibs' timer fires while a redirect callback waits on the busy delegate queue, corelibs ends
+    /// the task quietly, and the completion handler the callback then calls traps ("Received callback for HTTP
+    /// redirection, but we're not waiting for it"). The package's timer cancels the transfer the safe way first.
+    static func backstopTimeout(idle seconds: TimeInterval?, margin: TimeInterval = backstopMargin) -> TimeInterval {
+        max(1, idleTimeout(seconds).rounded(.up)) + margin
     }
+
+    /// libcurl's backstops lag by less: nothing traps when they fire first (the transfer ends with `.timedOut`,
+    /// the same error), and the bare curl transport, which has no operation timer, relies on them.
+    static let curlBackstopMargin: TimeInterval = 5
 }

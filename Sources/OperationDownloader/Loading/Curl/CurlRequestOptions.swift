@@ -44,9 +44,9 @@ enum CurlRequestOptions {
         easy.set(CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
 
         // Timeouts: the operation enforces the idle timeout and maximumDownloadDuration precisely; these are
-        // libcurl's backstops (a connect that takes longer than the idle timeout is idle time too), later than
-        // the operation's own by the same margin as URLSession's, so the operation's timer always fires first.
-        let idle = DownloadSettings.backstopTimeout(idle: transfer.idleTimeout)
+        // libcurl's backstops (a connect that takes longer than the idle timeout is idle time too), 5 s later than
+        // the operation's own, so the operation's timer fires first on a machine that is not overloaded.
+        let idle = DownloadSettings.backstopTimeout(idle: transfer.idleTimeout, margin: DownloadSettings.curlBackstopMargin)
         easy.set(CCURLOPT_CONNECTTIMEOUT_MS, Int(min(idle * 1000, Double(Int32.max)).rounded(.up)))
         easy.set(CCURLOPT_LOW_SPEED_LIMIT, 1)
         easy.set(CCURLOPT_LOW_SPEED_TIME, Int(min(idle, 86_400).rounded(.up)))
