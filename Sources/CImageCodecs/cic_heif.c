@@ -28,6 +28,16 @@ struct heif_decoding_options_v2 {
     uint8_t convert_hdr_to_8bit;
 };
 
+// The leading fields of libheif's struct heif_color_profile_nclx (version 1; the decoded chromaticities that
+// follow are not read: the Swift side has the H.273 table).
+struct cic_heif_nclx {
+    uint8_t version;
+    int color_primaries;           // enum heif_color_primaries
+    int transfer_characteristics;  // enum heif_transfer_characteristics
+    int matrix_coefficients;       // enum heif_matrix_coefficients
+    uint8_t full_range_flag;
+};
+
 enum { heif_colorspace_RGB = 1, heif_chroma_interleaved_RGBA = 11, heif_channel_interleaved = 10 };
 
 struct cic_heif_api {
@@ -54,6 +64,9 @@ struct cic_heif_api {
     int (*get_color_profile_type)(const struct heif_image_handle *);
     size_t (*get_raw_color_profile_size)(const struct heif_image_handle *);
     struct heif_error (*get_raw_color_profile)(const struct heif_image_handle *, void *);
+    // Optional (libheif 1.4+): the primary image's nclx colour description (code points, no profile).
+    struct heif_error (*get_nclx_color_profile)(const struct heif_image_handle *, struct cic_heif_nclx **);
+    void (*nclx_color_profile_free)(struct cic_heif_nclx *);
 };
 
 struct cic_heif_file {
@@ -99,6 +112,8 @@ const cic_heif_api *cic_heif_load(void *dl_handle, char *missing, size_t missing
     *(void **)(&api->get_color_profile_type) = dlsym(dl_handle, "heif_image_handle_get_color_profile_type");
     *(void **)(&api->get_raw_color_profile_size) = dlsym(dl_handle, "heif_image_handle_get_raw_color_profile_size");
     *(void **)(&api->get_raw_color_profile) = dlsym(dl_handle, "heif_image_handle_get_raw_color_profile");
+    *(void **)(&api->get_nclx_color_profile) = dlsym(dl_handle, "heif_image_handle_get_nclx_color_profile");
+    *(void **)(&api->nclx_color_profile_free) = dlsym(dl_handle, "heif_nclx_color_profile_free");
     // Added in libheif 1.12; older versions never report premultiplied alpha.
     *(void **)(&api->image_handle_is_premultiplied_alpha) = dlsym(dl_handle, "heif_image_handle_is_premultiplied_alpha");
     return api;
@@ -216,6 +231,21 @@ int cic_heif_copy_icc(const cic_heif_file *file, uint8_t *out, size_t out_size) 
     if (out_size == 0 || cic_heif_icc_size(file) != out_size) return -1;
     struct heif_error err = file->api->get_raw_color_profile(file->handle, out);
     return err.code == 0 ? 0 : -1;
+}
+
+int cic_heif_nclx(const cic_heif_file *file, int *primaries, int *transfer) {
+    const cic_heif_api *api = file->api;
+    if (!file->handle || !api->get_color_profile_type || !api->get_nclx_color_profile || !api->nclx_color_profile_free)
+        return -1;
+    // heif_color_profile_type_nclx: fourcc('n','c','l','x'). An ICC profile, when present, wins.
+    if (api->get_color_profile_type(file->handle) != 0x6e636c78) return -1;
+    struct cic_heif_nclx *nclx = NULL;
+    struct heif_error err = api->get_nclx_color_profile(file->handle, &nclx);
+    if (err.code != 0 || !nclx) return -1;
+    *primaries = nclx->color_primaries;
+    *transfer = nclx->transfer_characteristics;
+    api->nclx_color_profile_free(nclx);
+    return 0;
 }
 
 void cic_heif_close(cic_heif_file *file) {

@@ -56,6 +56,11 @@ size_t cic_heif_icc_size(const cic_heif_file *file);
 /// Copies that profile into `out` (exactly cic_heif_icc_size bytes). Returns 0, or -1.
 int cic_heif_copy_icc(const cic_heif_file *file, uint8_t *out, size_t out_size);
 
+/// The primary image's nclx colour description (ISO/IEC 23091-2 / ITU-T H.273 code points): its colour
+/// primaries and transfer characteristics. Returns 0, or -1 when the image has none (no colr box, or an ICC
+/// profile instead) or libheif cannot say.
+int cic_heif_nclx(const cic_heif_file *file, int *primaries, int *transfer);
+
 /// Releases everything cic_heif_open and cic_heif_decode allocated. NULL is allowed.
 void cic_heif_close(cic_heif_file *file);
 

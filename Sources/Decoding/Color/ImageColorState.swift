@@ -21,8 +21,8 @@ public enum ImageColorState: Sendable, Equatable {
 /// Whether decoding converts embedded colour spaces to sRGB (`ImageDecodingOptions.colorManagement`).
 public enum ImageColorManagement: Sendable, Equatable {
     /// Convert pixels to sRGB with lcms2 (embedded ICC profiles, PNG sRGB/gAMA/cHRM, CMYK JPEG
-    /// profiles): what browsers show. HEIF/AVIF `nclx` (code points, no profile) is not converted yet. Without
-    /// lcms2 the pixels stay as decoded and `colorState` says why.
+    /// profiles, HEIF/AVIF `nclx` primaries): what browsers show. HDR (PQ, HLG) is left as decoded, with a reason.
+    /// Without lcms2 the pixels stay as decoded and `colorState` says why.
     case convertToSRGB
     /// Keep the decoded pixels and hand back the profile in `DecodedImage.iccProfile`
     /// (CMYK is still turned into RGB, without the profile).
@@ -34,6 +34,7 @@ public enum ImageColorManagement: Sendable, Equatable {
 enum ColorSource: Sendable, Equatable {
     /// RGB primaries and white point as CIE xy (white, red, green, blue) and a decoding gamma (0: the sRGB curve).
     case chromaticities(xy: [Double], gamma: Double, description: String)
-    /// The coder already decided (a CMYK JPEG converted without its profile): nothing left to convert.
+    /// The coder already decided (a CMYK JPEG converted without its profile, HDR content left as decoded): nothing
+    /// left to convert.
     case settled
 }

@@ -92,7 +92,27 @@ public struct HEIFCoder: ImageCoder {
                     image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
                 }
             }
+            if image.iccProfile == nil {
+                var primaries: Int32 = 0, transfer: Int32 = 0
+                if cic_heif_nclx(file, &primaries, &transfer) == 0 {
+                    Self.tag(&image, with: NCLXColor(primaries: Int(primaries), transfer: Int(transfer)))
+                }
+            }
             return image
+        }
+    }
+
+    /// Records what an nclx colour description asks of the pixels; `ImageCodersManager` converts them.
+    static func tag(_ image: inout DecodedImage, with nclx: NCLXColor) {
+        switch nclx.meaning {
+        case .sRGB:
+            break
+        case .source(let source):
+            image.colorSource = source
+            image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+        case .notConverted(let reason):
+            image.colorSource = .settled  // nothing colour management can do
+            image.colorState = .notConverted(reason: reason)
         }
     }
 
