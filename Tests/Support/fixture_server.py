@@ -7,7 +7,8 @@ process:
     python3 Tests/Support/fixture_server.py --fixtures Tests/Support/Fixtures
 
 It binds 127.0.0.1 on an OS-chosen port, prints `PORT <n>` as its first stdout line, and exits by
-itself when stdin reaches EOF (the test process is gone, however it ended) or after --max-seconds.
+itself when stdin reaches EOF or its parent changes (the test process is gone, however it ended) or
+after --max-seconds.
 Every wait in it (hold, stall, drip, socket I/O) is bounded. Tests run in parallel, so every request
 carries `tag=<uuid>` and the log, counters and statistics are kept per tag. See Tests/Support/README.md
 for the endpoint list.
@@ -924,6 +925,14 @@ def exit_on_stdin_eof():
     os._exit(0)
 
 
+def exit_when_orphaned(parent):
+    """Exits once the test process that started us is gone, even while another child it started still holds
+    our stdin open (a crashed test process cannot close it). Bounded by --max-seconds like everything else."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixtures", required=True, help="directory of files served by /images etc.")
@@ -953,6 +962,7 @@ def main():
 
     if not args.ignore_stdin:
         threading.Thread(target=exit_on_stdin_eof, name="stdin-watch", daemon=True).start()
+        threading.Thread(target=exit_when_orphaned, args=(os.getppid(),), name="parent-watch", daemon=True).start()
     lifetime = threading.Timer(max(1.0, args.max_seconds), lambda: os._exit(0))
     lifetime.daemon = True
     lifetime.start()
