@@ -241,7 +241,11 @@ int cic_heif_nclx(const cic_heif_file *file, int *primaries, int *transfer) {
     if (api->get_color_profile_type(file->handle) != 0x6e636c78) return -1;
     struct cic_heif_nclx *nclx = NULL;
     struct heif_error err = api->get_nclx_color_profile(file->handle, &nclx);
-    if (err.code != 0 || !nclx) return -1;
+    if (err.code != 0 || !nclx) {
+        // libheif 1.15 hands back the profile even when it refuses its code points (an unknown primaries value).
+        if (nclx) api->nclx_color_profile_free(nclx);
+        return -1;
+    }
     *primaries = nclx->color_primaries;
     *transfer = nclx->transfer_characteristics;
     api->nclx_color_profile_free(nclx);
