@@ -327,120 +327,6 @@ import Testing
         #expect(done.success?.image.width == 1)
         #expect(target.shown?.width == 1)
     }
-
-    // MARK: - Releasing targets
-
-    @Test func aTargetReleasedMidDownloadReleasesEverything() async throws {
-        let (downloader, _) = makeDownloader()
-        let tag = newTag()
-        let done = TargetCompletionRecorder()
-        weak var weakTarget: RecordingImageTarget?
-        let weakState: WeakReference<ImageTargetState>
-        do {
-            let target = RecordingImageTarget()
-            weakTarget = target
-            let started = Locked(false)
-            target.setImage(
-                with: server.url("/hold/\(tag)/image.png?tag=\(tag)"), placeholder: placeholderImage,
-                downloader: downloader, progress: { _, _, _ in started.withLock { $0 = true } },
-                completed: done.completed)
-            weakState = WeakReference(ImageTargetRegistry.shared.existingState(for: target))
-            #expect(weakState.value != nil)
-            // Held at the server, start progress delivered: no callback will come until the hold ends.
-            await server.awaitRequests(tag: tag, count: 1)
-            #expect(await waitUntil { started.current })
-        }
-        // Nothing the download holds keeps the target alive.
-        #expect(weakTarget == nil)
-        #expect(done.count == 0)
-        // A sweep (also run as the table grows) cancels downloads nobody can show.
-        ImageTargetRegistry.shared.sweepReleasedTargets()
-        await done.wait()
-        #expect(done.wasCancelled)
-        let log = await server.awaitRequests(tag: tag, count: 1, finished: true)
-        #expect(log.first?.aborted == true)
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
-        // The per-target state went with it.
-        #expect(await waitUntil { weakState.value == nil })
-    }
-
-    @Test func aTargetReleasedWhileBytesArriveCancelsItsDownloadByItself() async throws {
-        let (downloader, _) = makeDownloader()
-        let tag = newTag()
-        let done = TargetCompletionRecorder()
-        let progressed = Locked(0)
-        weak var weakTarget: RecordingImageTarget?
-        let weakState: WeakReference<ImageTargetState>
-        do {
-            let target = RecordingImageTarget()
-            weakTarget = target
-            // ~56 KB in 1 KB chunks every 2 s: minutes unless cancelled, even on a starved test process.
-            target.setImage(
-                with: server.url("/drip/image.png?chunk=1024&delay_ms=2000&tag=\(tag)"), downloader: downloader,
-                progress: { received, _, _ in if received > 0 { progressed.withLock { $0 += 1 } } },
-                completed: done.completed)
-            weakState = WeakReference(ImageTargetRegistry.shared.existingState(for: target))
-            #expect(await waitUntil { progressed.current > 0 })
-        }
-        #expect(weakTarget == nil)
-        // The next progress event finds the target gone and cancels.
-        await done.wait()
-        #expect(done.wasCancelled)
-        let log = await server.awaitRequests(tag: tag, count: 1, finished: true)
-        #expect(log.first?.aborted == true)
-        #expect((log.first?.bytesSent ?? 0) < 55916)
-        #expect(await waitUntil { weakState.value == nil })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
-    }
-
-    @Test func aTargetReleasedAfterItsDownloadLeavesNothingBehind() async throws {
-        let (downloader, _) = makeDownloader()
-        weak var weakTarget: RecordingImageTarget?
-        let weakState: WeakReference<ImageTargetState>
-        let done = TargetCompletionRecorder()
-        do {
-            let target = RecordingImageTarget()
-            weakTarget = target
-            target.setImage(with: server.url("/images/tiny.png?tag=\(newTag())"), downloader: downloader, completed: done.completed)
-            await done.wait()
-            weakState = WeakReference(ImageTargetRegistry.shared.existingState(for: target))
-            #expect(weakState.value?.hasActiveRequest == false)
-        }
-        #expect(weakTarget == nil)
-        ImageTargetRegistry.shared.sweepReleasedTargets()
-        #expect(weakState.value == nil)
-    }
-
-    @Test func manyShortLivedTargetsLeaveNoStateAndNoDownloads() async throws {
-        let (downloader, _) = makeDownloader()
-        let tag = newTag()
-        let count = 300
-        let recorders = (0..<count).map { _ in TargetCompletionRecorder() }
-        var states: [WeakReference<ImageTargetState>] = []
-        for (index, recorder) in recorders.enumerated() {
-            let target = RecordingImageTarget()  // released at the end of this iteration
-            target.setImage(
-                with: server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)"), downloader: downloader,
-                completed: recorder.completed)
-            states.append(WeakReference(ImageTargetRegistry.shared.existingState(for: target)))
-        }
-        // Never released at the server: every download ends because its target is gone (next progress event,
-        // or the sweep as the table grows), with `.cancelled`.
-        for recorder in recorders { await recorder.wait() }
-        #expect(recorders.allSatisfy { $0.count == 1 && $0.wasCancelled })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
-        ImageTargetRegistry.shared.sweepReleasedTargets()
-        let frozen = states
-        #expect(await waitUntil { frozen.allSatisfy { $0.value == nil } })
-    }
-
-    @Test func aClassConformingInAnExtensionWorks() async throws {
-        let (downloader, _) = makeDownloader()
-        let slot = RenderSlot(), done = TargetCompletionRecorder()
-        slot.setImage(with: server.url("/images/tiny.png?tag=\(newTag())"), downloader: downloader, completed: done.completed)
-        await done.wait()
-        #expect(slot.rendered?.width == 1)
-    }
 }
 
 /// A class written without image targets in mind (no stored download state) ...
@@ -457,7 +343,7 @@ extension RenderSlot: ImageTarget {
 }
 
 /// A weak reference that a `@Sendable` closure can read.
-private final class WeakReference<Value: AnyObject & Sendable>: Sendable {
+final class WeakReference<Value: AnyObject & Sendable>: Sendable {
     weak let value: Value?
     init(_ value: Value?) { self.value = value }
 }
