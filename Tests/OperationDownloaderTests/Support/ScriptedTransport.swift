@@ -62,8 +62,12 @@ final class ScriptedTransport: DownloadTransport, @unchecked Sendable {  // `loc
                 }
             }
         }
-        guard let found, await found.resumed(timeout: timeout) else { return nil }
-        return found
+        // Taken again from `made` under the lock: when `makeTransfer` resumes the continuation before this task
+        // suspended, the hand-over goes through the runtime's atomics, which ThreadSanitizer cannot see; without
+        // this lock it reported the transfer's initial state as racing with its first read (2 reports in CI).
+        guard found != nil, let published = lock.withLock({ index < made.count ? made[index] : nil }),
+              await published.resumed(timeout: timeout) else { return nil }
+        return published
     }
 }
 

@@ -80,8 +80,27 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
         }
     }
 
-    private func forget(_ task: URLSessionTask) {
+    /// Stops routing `task`: its transfer ended (cancelled, or refused the final 401). Late callbacks then find no
+    /// owner and are dropped or refused safely. Without this, a task whose completion corelibs never reports
+    /// (seen: a task cancelled under load ends `.completed` with no delegate call) kept its operation alive,
+    /// and with it the transport and the session.
+    func forget(_ task: URLSessionTask) {
         lock.withLock { byTask[task.taskIdentifier] = nil }
+    }
+
+    /// How many tasks and custom operations are routed now (for tests).
+    var routeCount: Int { lock.withLock { byTask.count + unmatched.count } }
+
+    /// Stops routing every task: the transport is invalidated once no operation is left, so nobody needs them.
+    func forgetAll() {
+        let dropped = lock.withLock {
+            defer {
+                byTask = [:]
+                unmatched = [:]
+            }
+            return (byTask, unmatched)
+        }
+        _ = dropped  // released outside the lock: an operation's deinit may call back in
     }
 
     // MARK: - Forwarding

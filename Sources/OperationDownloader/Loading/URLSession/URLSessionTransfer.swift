@@ -84,22 +84,27 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
             return false
         }
         task.resume()
-        if cancelledMeanwhile { task.cancel() }
+        if cancelledMeanwhile {
+            task.cancel()
+            router?.forget(task)
+        }
     }
 
     func cancel() {
-        let toCancel: URLSessionDataTask? = lock.withLock {
-            guard stage != .ended else { return nil }
+        let (toCancel, bound): (URLSessionDataTask?, URLSessionDataTask?) = lock.withLock {
+            guard stage != .ended else { return (nil, nil) }
             let wasRunning = stage == .running
             stage = .ended
-            guard wasRunning else { return nil }
+            guard wasRunning else { return (nil, nil) }
             if deciding {
                 cancelAfterDecision = true
-                return nil
+                return (nil, task)
             }
-            return task
+            return (task, task)
         }
         toCancel?.cancel()
+        // No event reaches the client any more: the router need not keep this transfer (or its operation).
+        if let bound { router?.forget(bound) }
     }
 
     /// URLSession has no backpressure on Linux (and no reliable one elsewhere for data tasks): ignored; the
@@ -185,6 +190,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         }
         if live { client?.transfer(self, didCompleteWith: nil, metrics: TransferMetrics()) }
         current?.cancel()
+        if let current { router?.forget(current) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -72,6 +72,9 @@ final class URLSessionTransport: DownloadTransport, @unchecked Sendable {  // im
         // then traps when the decision's completion handler runs. The transfers cancel themselves safely.
         if cancellingTransfers { router?.cancelAll() }
         session.finishTasksAndInvalidate()
+        // Every operation has finished by now (the downloader invalidates after the last one): no routing is
+        // needed, and none may keep an operation (with this transport and its session) alive.
+        router?.forgetAll()
     }
 
     func unsupportedReason(for url: URL) -> String? {
