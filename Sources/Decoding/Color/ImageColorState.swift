@@ -11,6 +11,10 @@ public enum ImageColorState: Sendable, Equatable {
     /// `reason` says why: kept by `ImageColorManagement.keepOriginal`, lcms2 not installed, or an unusable profile.
     case notConverted(reason: String)
 
+    /// What a coder records next to the colour information it found: `ImageCodersManager` converts afterwards.
+    static let awaitingConversion = ImageColorState.notConverted(
+        reason: "not converted by the coder alone (ImageCodersManager converts)")
+
     /// True when the pixels can be shown as sRGB: untagged, sRGB already, or converted.
     public var isSRGB: Bool {
         if case .notConverted = self { return false }

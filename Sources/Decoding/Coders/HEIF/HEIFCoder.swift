@@ -89,7 +89,7 @@ public struct HEIFCoder: ImageCoder {
                 var icc = [UInt8](repeating: 0, count: iccSize)
                 if icc.withUnsafeMutableBufferPointer({ cic_heif_copy_icc(file, $0.baseAddress, $0.count) }) == 0 {
                     image.iccProfile = Data(icc)
-                    image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+                    image.colorState = .awaitingConversion
                 }
             }
             if image.iccProfile == nil {
@@ -109,7 +109,7 @@ public struct HEIFCoder: ImageCoder {
             break
         case .source(let source):
             image.colorSource = source
-            image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+            image.colorState = .awaitingConversion
         case .notConverted(let reason):
             image.colorSource = .settled  // nothing colour management can do
             image.colorState = .notConverted(reason: reason)

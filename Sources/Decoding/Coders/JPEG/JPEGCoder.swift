@@ -29,7 +29,7 @@ public struct JPEGCoder: ProgressiveImageCoder {
             var image = thumbnail
             if let profile, !profile.isEmpty {
                 image.iccProfile = Data(profile)
-                image.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+                image.colorState = .awaitingConversion
             }
             return image
         }

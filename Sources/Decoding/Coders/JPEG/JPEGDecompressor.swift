@@ -97,7 +97,7 @@ final class JPEGDecompressor {
     func configureColor(_ header: Header, options: ImageDecodingOptions) {
         guard let profile = header.iccProfile else { return }
         guard header.isCMYK else {
-            color = Color(iccProfile: profile, state: .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)"))
+            color = Color(iccProfile: profile, state: .awaitingConversion)
             return
         }
         let naive = "CMYK converted without its profile"

@@ -48,7 +48,7 @@ struct PNGColorChunks {
         } else {
             return tagged
         }
-        tagged.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+        tagged.colorState = .awaitingConversion
         return tagged
     }
 

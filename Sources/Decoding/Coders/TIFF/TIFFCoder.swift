@@ -68,7 +68,7 @@ public struct TIFFCoder: ImageCoder {
                 width: w, height: h, pixels: pixels, format: .tiff,
                 orientation: ImageOrientation(rawValue: Int(orientationTag)) ?? .up,
                 isIncomplete: result == 1, iccProfile: icc,
-                colorState: icc == nil ? .sRGB : .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)"))
+                colorState: icc == nil ? .sRGB : .awaitingConversion)
         }
     }
 

@@ -78,7 +78,7 @@ struct WebPImageDecoding {
         guard let container = try? WebPContainer(bytes), let range = container.iccProfile, !range.isEmpty else { return image }
         var tagged = image
         tagged.iccProfile = Data(UnsafeRawBufferPointer(rebasing: bytes[range]))
-        tagged.colorState = .notConverted(reason: "not converted by the coder alone (ImageCodersManager converts)")
+        tagged.colorState = .awaitingConversion
         return tagged
     }
 
