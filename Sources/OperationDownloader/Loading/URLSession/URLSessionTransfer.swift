@@ -84,27 +84,24 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
             return false
         }
         task.resume()
-        if cancelledMeanwhile {
-            task.cancel()
-            router?.forget(task)
-        }
+        if cancelledMeanwhile { stop(task) }
     }
 
     func cancel() {
-        let (toCancel, bound): (URLSessionDataTask?, URLSessionDataTask?) = lock.withLock {
-            guard stage != .ended else { return (nil, nil) }
+        let (running, deferred): (URLSessionDataTask?, Bool) = lock.withLock {
+            guard stage != .ended else { return (nil, false) }
             let wasRunning = stage == .running
             stage = .ended
-            guard wasRunning else { return (nil, nil) }
-            if deciding {
-                cancelAfterDecision = true
-                return (nil, task)
-            }
-            return (task, task)
+            guard wasRunning else { return (nil, false) }
+            if deciding { cancelAfterDecision = true }
+            return (task, deciding)
         }
-        toCancel?.cancel()
-        // No event reaches the client any more: the router need not keep this transfer (or its operation).
-        if let bound { router?.forget(bound) }
+        guard let running else { return }
+        if deferred {
+            router?.forget(running)  // the cancel itself follows the decision (`endDecision`)
+        } else {
+            stop(running)
+        }
     }
 
     /// URLSession has no backpressure on Linux (and no reliable one elsewhere for data tasks): ignored; the
@@ -189,8 +186,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
             return (live, self.task)
         }
         if live { client?.transfer(self, didCompleteWith: nil, metrics: TransferMetrics()) }
-        current?.cancel()
-        if let current { router?.forget(current) }
+        if let current { stop(current) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -204,6 +200,13 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     }
 
     // MARK: - Helpers
+
+    /// Cancels `task` and unroutes it: no event reaches the client any more, so the router need not keep this
+    /// transfer (or its operation) alive.
+    private func stop(_ task: URLSessionTask) {
+        task.cancel()
+        router?.forget(task)
+    }
 
     private func beginDecision(_ task: URLSessionTask) -> Bool {
         lock.withLock {
