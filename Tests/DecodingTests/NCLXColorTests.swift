@@ -108,7 +108,8 @@ import Testing
         let white = xyz(xy[0], xy[1])
         let primaries = [xyz(xy[2], xy[3]), xyz(xy[4], xy[5]), xyz(xy[6], xy[7])]
         let columns = (0..<3).map { row in (0..<3).map { primaries[$0][row] } }
-        let scale = (0..<3).map { row in (0..<3).reduce(0) { $0 + inverse(columns)[row][$1] * white[$1] } }
+        let inverted = inverse(columns)
+        let scale = (0..<3).map { row in (0..<3).reduce(0) { $0 + inverted[row][$1] * white[$1] } }
         return (0..<3).map { row in (0..<3).map { columns[row][$0] * scale[$0] } }
     }
 

@@ -138,12 +138,8 @@ import Testing
         _ transport: ImageDownloaderTransport, idle: TimeInterval
     ) -> (ImageDownloader, ManualClock) {
         let (monitor, clock) = makeManualMonitor()
-        var configuration = ImageDownloaderConfiguration()
-        configuration.transport = transport
-        configuration.callbackQueue = DispatchQueue(label: "test.callbacks")
-        configuration.codersManager = TestCoders.hasRealPNG ? .shared : TestCoders.manager
-        configuration.downloadTimeout = idle
-        return (ImageDownloader(configuration: configuration, deadlineMonitor: monitor), clock)
+        let (downloader, _) = makeDownloader(transport, monitor: monitor) { $0.downloadTimeout = idle }
+        return (downloader, clock)
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Decoding
-import OperationDownloader
+@testable import OperationDownloader
 import Testing
 
 /// Collects every callback of one download caller, for assertions.
@@ -79,8 +79,10 @@ func newTag() -> String { UUID().uuidString }
 
 /// A downloader for one test: its own callback queue (serial, so callback order is observable), on `transport`
 /// (end-to-end tests take it as an argument from `TestTransports.all`).
+/// `monitor`: the timer behind the timeouts (tests pass one on a manual clock); the shared one by default.
 func makeDownloader(
-    _ transport: ImageDownloaderTransport = .urlSession, _ adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in }
+    _ transport: ImageDownloaderTransport = .urlSession, monitor: DeadlineMonitor = .shared,
+    _ adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in }
 ) -> (ImageDownloader, DispatchQueue) {
     let queue = DispatchQueue(label: "test.callbacks")
     var configuration = ImageDownloaderConfiguration()
@@ -92,7 +94,7 @@ func makeDownloader(
     // cores, and a held request has waited ~20 s for its test to come round to releasing it.
     configuration.downloadTimeout = 60
     adjust(&configuration)
-    return (ImageDownloader(configuration: configuration), queue)
+    return (ImageDownloader(configuration: configuration, deadlineMonitor: monitor), queue)
 }
 
 extension ImageDownloaderError {
