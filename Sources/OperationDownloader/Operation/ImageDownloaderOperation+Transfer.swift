@@ -68,8 +68,8 @@ extension ImageDownloaderOperation: TransferClient {
         }
         let running = timeouts.start(
             lastActivity: { [weak self] in self?.lastActivity(of: transfer) ?? 0 },
-            onTimeout: { [weak self] in
-                self?.attemptFailed(transfer, ImageDownloaderError.network(URLError(.timedOut)), cancelTransfer: true)
+            onTimeout: { [weak self] error in
+                self?.attemptFailed(transfer, ImageDownloaderError.network(error), cancelTransfer: true)
             })
         let kept: Bool = state.withLock { s in
             s.modifyAttempt(of: transfer) { attempt in
@@ -193,7 +193,7 @@ extension ImageDownloaderOperation: TransferClient {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         if let verdict = sniff(bytes, data: data, from: transfer), case .notAnImage(let what) = verdict {
             // Said at once, and the rest of the body is never fetched.
-            finish(error: ImageDownloaderError.badImageData("not an image: the body is \(what)"), cancelTransfer: true)
+            finish(error: ImageDownloaderError.badImageData(.notAnImage(what)), cancelTransfer: true)
             return
         }
         let limit = settings.maximumResponseSize

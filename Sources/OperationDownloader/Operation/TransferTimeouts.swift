@@ -21,11 +21,27 @@ struct TransferTimeouts: Sendable {
     let maximumDuration: TimeInterval?
 
     /// Starts both clocks. `lastActivity`: the monitor time of the transfer's latest event; `onTimeout` runs (at
-    /// most once per clock, on the monitor's queue) when one runs out.
-    func start(lastActivity: @escaping @Sendable () -> UInt64, onTimeout: @escaping @Sendable () -> Void) -> Running {
-        Running(
-            idle: monitor.register(idle: idle, lastActivity: lastActivity, handler: onTimeout),
-            total: maximumDuration.map { monitor.register(after: $0, handler: onTimeout) })
+    /// most once per clock, on the monitor's queue) when one runs out, with the error saying which.
+    func start(
+        lastActivity: @escaping @Sendable () -> UInt64, onTimeout: @escaping @Sendable (URLError) -> Void
+    ) -> Running {
+        let idleError = Self.error("no data for \(Self.seconds(idle))")
+        return Running(
+            idle: monitor.register(idle: idle, lastActivity: lastActivity) { onTimeout(idleError) },
+            total: maximumDuration.map { limit in
+                let totalError = Self.error("the download took longer than its \(Self.seconds(limit)) maximum")
+                return monitor.register(after: limit) { onTimeout(totalError) }
+            })
+    }
+
+    /// `.timedOut`, saying which clock ran out (shown by `ImageDownloaderError.description`).
+    private static func error(_ text: String) -> URLError {
+        URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: text])
+    }
+
+    /// "2 s", "0.5 s".
+    static func seconds(_ value: TimeInterval) -> String {
+        value == value.rounded() && abs(value) < 1e9 ? "\(Int(value)) s" : "\(value) s"
     }
 
     /// Stops the clocks of `running` (idempotent for the monitor).
