@@ -59,6 +59,7 @@ extension ImageDownloaderOperation: TransferClient {
         }
         if cancelledWhileStarting {
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)
+            transfer.cancel()  // also when the operation had already finished: a URLSession task exists already
             return
         }
         if first {
