@@ -34,23 +34,28 @@ extension ImageDownloaderOperation: TransferClient {
     /// (ImageDownloaderOperation+Retry.swift), each seen by the callers as a start. `first` false: a later
     /// transfer of the same attempt (the HTTP cache's refetch), which the callers already saw start.
     func startAttempt(_ request: URLRequest, first: Bool = true) {
-        let transport = resolveTransport()
+        // data: URLs are served by the package itself, on every transport (DataURLTransfer).
+        let servesData = DataURLTransfer.serves(request)
+        let transport = servesData ? nil : resolveTransport()
         // Refused before anything is sent: a request without a URL is a fatal error inside corelibs, and a host
         // the transport cannot reach fails with an unexplained code. (The downloader checked its requests already.)
         let refusal: ImageDownloaderError? = request.url.map { url in
-            context.downloader == nil ? transport.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
+            context.downloader == nil ? transport?.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
         } ?? .invalidURL
         if let refusal {
             state.withLock { $0.metrics.startedAt = Date() }
             finish(error: refusal, cancelTransfer: false)
             return
         }
-        let transfer = transport.makeTransfer(
-            TransferRequest(
-                urlRequest: request, allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
-                priority: TransferRequest.priority(for: queuePriority), idleTimeout: settings.idleTimeout,
-                maximumResponseSize: settings.maximumResponseSize),
-            client: self)
+        let transferRequest = TransferRequest(
+            urlRequest: request, allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            priority: TransferRequest.priority(for: queuePriority), idleTimeout: settings.idleTimeout,
+            maximumResponseSize: settings.maximumResponseSize)
+        let transfer: any TransportTransfer = if let transport {
+            transport.makeTransfer(transferRequest, client: self)
+        } else {
+            DataURLTransfer(request: transferRequest, client: self)
+        }
         let timeouts = TransferTimeouts(
             monitor: deadlineMonitor, idle: settings.idleTimeout, maximumDuration: settings.maximumDownloadDuration)
         let (cancelledWhileStarting, reports): (Bool, Bool) = state.withLock {
