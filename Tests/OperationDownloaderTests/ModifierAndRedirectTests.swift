@@ -137,5 +137,9 @@ import Testing
         downloader.downloadImage(server.url("/redirect/60?tag=\(newTag())"), completed: recorder.completed)
         await recorder.waitForCompletion()
         #expect(recorder.downloaderError?.caseName == "network\(URLError.Code.httpTooManyRedirects.rawValue)")
+        // Said in plain words, with the count (issue 20, point 7), on both transports.
+        #expect(recorder.downloaderError.map(String.init(describing:)) == "too many redirects (20)",
+                "got \(String(describing: recorder.error))")
+        #expect(recorder.error?.localizedDescription == "too many redirects (20)")
     }
 }

@@ -164,6 +164,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         var configuration = ImageDownloaderConfiguration()
         configuration.maxConcurrentDownloads = options.concurrency
         configuration.downloadTimeout = options.timeout
+        configuration.maximumDownloadDuration = options.maxTime
         if options.retry > 0 {
             configuration.retryPolicy = ImageDownloaderRetryPolicy(maximumAttempts: options.retry + 1)
         }

@@ -293,19 +293,22 @@ extension ImageDownloaderOperation: TransferClient {
 
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics) {
         var bodySize = settings.maximumResponseSize &+ 1  // what a transport's size limit reports at least
+        var redirects = 0
         let ended: (attempt: Attempt, cancelRequested: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)?
             = state.withLock { s in
                 guard let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
                 s.metrics.record(metrics, requestsBefore: s.requestsSent)
                 s.requestsSent = s.metrics.attemptCount
                 bodySize = max(bodySize, attempt.expectedSize, attempt.buffer.count)
+                redirects = s.metrics.redirectCount
                 // The transfer is over: decoding never counts against a timeout.
                 return (attempt, s.cancelRequested, s.stopTimeouts())
             }
         guard let (attempt, cancelRequested, timeouts) = ended else { return }
         if let (clocks, running) = timeouts { clocks.stop(running) }
         if let error {
-            attemptFailed(transfer, Self.downloaderError(for: error, cancelRequested: cancelRequested, bodySize: bodySize))
+            attemptFailed(transfer, Self.downloaderError(
+                for: error, cancelRequested: cancelRequested, bodySize: bodySize, redirectCount: redirects))
             return
         }
         let (response, codes) = state.withLock { ($0.response, $0.acceptableStatusCodes) }
@@ -330,11 +333,19 @@ extension ImageDownloaderOperation: TransferClient {
 
     /// The transport's error as the callers see it: `ImageDownloaderError`s pass through, URL errors become
     /// `.network` (a cancel this operation asked for is `.cancelled`; a transport's own size limit,
-    /// `.dataLengthExceedsMaximum`, is `.responseTooLarge(bodySize)` as the operation's check reports it).
-    static func downloaderError(for error: any Error, cancelRequested: Bool, bodySize: Int = 0) -> ImageDownloaderError {
+    /// `.dataLengthExceedsMaximum`, is `.responseTooLarge(bodySize)` as the operation's check reports it; a
+    /// transport's own redirect limit says how many redirects were followed, as the operation's does).
+    static func downloaderError(
+        for error: any Error, cancelRequested: Bool, bodySize: Int = 0, redirectCount: Int = 0
+    ) -> ImageDownloaderError {
         if let already = error as? ImageDownloaderError { return already }
         if let urlError = error as? URLError {
             if urlError.code == .dataLengthExceedsMaximum { return .responseTooLarge(bodySize) }
+            if urlError.code == .httpTooManyRedirects, urlError.userInfo[NetworkErrorText.UserInfoKey.redirectCount] == nil {
+                var info = urlError.userInfo
+                info[NetworkErrorText.UserInfoKey.redirectCount] = redirectCount
+                return .network(URLError(.httpTooManyRedirects, userInfo: info))
+            }
             return urlError.code == .cancelled && cancelRequested ? .cancelled : .network(urlError)
         }
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))
