@@ -25,12 +25,16 @@ struct TransferTimeouts: Sendable {
     func start(
         lastActivity: @escaping @Sendable () -> UInt64, onTimeout: @escaping @Sendable (URLError) -> Void
     ) -> Running {
-        let idleError = Self.error("no data for \(Self.seconds(idle))")
+        // The errors are made only when a clock runs out: every download starts these clocks.
+        let idle = idle
         return Running(
-            idle: monitor.register(idle: idle, lastActivity: lastActivity) { onTimeout(idleError) },
+            idle: monitor.register(idle: idle, lastActivity: lastActivity) {
+                onTimeout(Self.error("no data for \(Self.seconds(idle))"))
+            },
             total: maximumDuration.map { limit in
-                let totalError = Self.error("the download took longer than its \(Self.seconds(limit)) maximum")
-                return monitor.register(after: limit) { onTimeout(totalError) }
+                monitor.register(after: limit) {
+                    onTimeout(Self.error("the download took longer than its \(Self.seconds(limit)) maximum"))
+                }
             })
     }
 

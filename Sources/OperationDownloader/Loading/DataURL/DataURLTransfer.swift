@@ -30,7 +30,10 @@ final class DataURLTransfer: TransportTransfer, @unchecked Sendable {  // `lock`
 
     /// Whether this transfer serves `request` (its URL's scheme is `data`).
     static func serves(_ request: URLRequest) -> Bool {
-        request.url?.scheme?.lowercased() == "data"
+        // On every download's path: "http"/"https" are ruled out by their first byte, without lower-casing.
+        guard let scheme = request.url?.scheme, scheme.utf8.count == 4,
+              let first = scheme.utf8.first, first | 0x20 == UInt8(ascii: "d") else { return false }
+        return scheme.lowercased() == "data"
     }
 
     func resume() {
