@@ -69,7 +69,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         }
     }
 
-    /// The data task (made with the transfer, not yet resumed until `resume()`).
+    /// The data task, made with the transfer (suspended until `resume()`).
     var dataTask: URLSessionDataTask? { task }
 
     /// Whether `task` is this transfer's and still reports events.
