@@ -4,8 +4,8 @@ import Foundation
 /// `data:[<media type>][;base64],<data>`.
 ///
 /// The payload stays inside the URL's string: `validate()` walks it once to check it and count the bytes it
-/// decodes to (so the size limit applies before anything is decoded), and `decode(from:maximumCount:)` then
-/// decodes it a chunk at a time. Percent escapes are decoded first, then base64 when the media type ends in
+/// decodes to (so the size limit applies before anything is decoded), and `decode(chunkSize:deliver:)` then
+/// decodes it a chunk at a time (DataURLDecoding.swift). Percent escapes are decoded first, then base64 when the media type ends in
 /// `;base64` ("forgiving" base64: ASCII whitespace ignored, padding optional).
 struct DataURL: Sendable {
     struct Parameter: Sendable, Equatable {
@@ -38,7 +38,8 @@ struct DataURL: Sendable {
     }
 
     init(_ url: URL) throws(Failure) {
-        let text = url.absoluteString
+        var text = url.absoluteString
+        text.makeContiguousUTF8()  // a bridged string's UTF-8 view is slow to walk and has no contiguous storage
         let utf8 = text.utf8
         guard utf8.count >= 5, text.prefix(5).lowercased() == "data:" else {
             throw Failure(description: "not a data: URL")
@@ -58,72 +59,18 @@ struct DataURL: Sendable {
 
     /// Checks the payload and returns how many bytes it decodes to, or throws saying what is wrong with it.
     func validate() throws(Failure) -> Int {
-        var percent = PercentDecoder()
-        var base64 = ForgivingBase64.Counter()
-        var count = 0
-        var problem: String?
-        let isBase64 = isBase64
-        withPayload { bytes in
-            var offset = 0
-            func take(_ value: UInt8) {
-                guard problem == nil else { return }
-                if isBase64 {
-                    if let found = base64.feed(value) { problem = "\(found), at offset \(offset)" }
-                } else {
-                    count += 1
-                }
-            }
-            for byte in bytes {
-                percent.feed(byte, take)
-                if problem != nil { return }
-                offset += 1
-            }
-            percent.finish(take)
-        }
-        if let problem { throw Failure(description: "data: URL: invalid base64 (\(problem))") }
-        guard isBase64 else { return count }
-        guard let decoded = base64.decodedCount else {
-            throw Failure(description: "data: URL: invalid base64 (\(base64.characters) characters cannot be base64)")
-        }
-        return decoded
+        try withPayload { DataURLDecoding.count($0, base64: isBase64) }.get()
     }
 
     /// Decodes the payload (checked by `validate()`) in pieces of `chunkSize` bytes (the last may be shorter),
     /// handing each to `deliver`, which returns false to stop.
     func decode(chunkSize: Int, deliver: (Data) -> Bool) {
-        var percent = PercentDecoder()
-        var base64 = ForgivingBase64.Decoder()
-        var chunk: [UInt8] = []  // appended a byte at a time: an array's append is far cheaper than Data's
-        chunk.reserveCapacity(chunkSize)
-        var stopped = false
-        let isBase64 = isBase64
-        func collect(_ byte: UInt8) {
-            chunk.append(byte)
-            if chunk.count >= chunkSize, !stopped {
-                stopped = !deliver(Data(chunk))
-                chunk.removeAll(keepingCapacity: true)
-            }
-        }
-        func take(_ value: UInt8) {
-            if isBase64 { base64.feed(value, collect) } else { collect(value) }
-        }
-        withPayload { bytes in
-            for byte in bytes {
-                percent.feed(byte, take)
-                if stopped { return }
-            }
-            percent.finish(take)
-        }
-        guard !stopped else { return }
-        if isBase64 { base64.finish(collect) }
-        if !chunk.isEmpty, !stopped { _ = deliver(Data(chunk)) }
+        withPayload { DataURLDecoding.decode($0, base64: isBase64, chunkSize: chunkSize, deliver: deliver) }
     }
 
-    private func withPayload(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+    private func withPayload<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
         let payload = text.utf8[payloadStart..<payloadEnd]
-        if payload.withContiguousStorageIfAvailable(body) == nil {
-            Array(payload).withUnsafeBufferPointer(body)
-        }
+        return payload.withContiguousStorageIfAvailable(body) ?? Array(payload).withUnsafeBufferPointer(body)
     }
 
     // MARK: - Media type
