@@ -105,6 +105,24 @@ import Decoding
         }
     }
 
+    /// Every error's `localizedDescription` is its plain description, never Foundation's "The operation could
+    /// not be completed" text.
+    @Test func everyErrorIsLocalizedWithItsDescription() {
+        let errors: [ImageDownloaderError] = [
+            .invalidURL, .badImageData(.emptyBody), .cacheNotModified, .notModified, .invalidDownloadOperation,
+            .invalidDownloadStatusCode(404), .invalidDownloadContentType("text/html"), .invalidDownloadResponse,
+            .responseTooLarge(1 << 20), .cancelled, .unsupportedOnPlatform("needs libwebp"),
+            .network(URLError(.httpTooManyRedirects)), .network(URLError(.cannotConnectToHost)),
+        ]
+        for error in errors {
+            let text = (error as any Error).localizedDescription
+            #expect(text == error.description)
+            #expect(!text.isEmpty && !text.contains("could not be completed"), "\(text)")
+        }
+        #expect(ImageDownloaderError.responseTooLarge(1 << 20).description.contains("1048576 bytes"))
+        #expect(ImageDownloaderError.network(URLError(.cannotConnectToHost)).description == "connection refused")
+    }
+
     @Test func theTransformersErrorStaysReachable() {
         let error = ImageDownloaderError.badImageData(.transformerFailed(key: "crop", error: ImageProcessingError.emptyCrop))
         guard case .badImageData(.transformerFailed(let key, let thrown)) = error else {

@@ -52,15 +52,17 @@ extension ImageDownloaderError: CustomStringConvertible, LocalizedError {
 
     public var description: String {
         switch self {
-        case .invalidURL: return "invalid URL"
+        case .invalidURL: return "invalid URL (none, or not an http, https or data: URL)"
         case .badImageData(let reason): return "bad image data: \(reason)"
         case .cacheNotModified: return "downloaded data equals the cached data"
         case .notModified: return "HTTP 304 not modified"
-        case .invalidDownloadOperation: return "the download operation could not be created"
-        case .invalidDownloadStatusCode(let code): return "unacceptable HTTP status \(code)"
+        case .invalidDownloadOperation:
+            return "no download operation could be created (the request modifier returned nil, or the downloader was invalidated)"
+        case .invalidDownloadStatusCode(let code):
+            return "unacceptable HTTP status \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code)))"
         case .invalidDownloadContentType(let type): return "unacceptable content type \(type ?? "(none)")"
-        case .invalidDownloadResponse: return "invalid response"
-        case .responseTooLarge(let size): return "response larger than the limit (\(size) bytes)"
+        case .invalidDownloadResponse: return "invalid response (the response modifier returned nil)"
+        case .responseTooLarge(let size): return "response too large: \(size) bytes, more than maximumResponseSize"
         case .cancelled: return "cancelled"
         case .unsupportedOnPlatform(let why): return "unsupported on this platform: \(why)"
         case .network(let error): return NetworkErrorText.describe(error)
