@@ -91,6 +91,29 @@ import Testing
         #expect(whole.statusCode == 200 && whole.data == body)
     }
 
+    /// Within stale-while-revalidate the part is served at once; the background revalidation is of the stored
+    /// response itself: no Range, no caller validators.
+    @Test func staleWhileRevalidateServesThePartAndRevalidatesTheWhole() throws {
+        let dir = TemporaryCacheDirectory(); defer { dir.remove() }
+        let cache = HTTPImageCache(directory: dir.url)
+        let url = "http://127.0.0.1:9/swr-range.png"
+        try F.exchange(url, cache, headers: ["Cache-Control": "max-age=10, stale-while-revalidate=100", "ETag": "\"s\""], body: body)
+        let started = LockedBox<[URLRequest]>([])
+        let revalidator = HTTPCacheRevalidator { request, _, _, _ in
+            started.mutate { $0.append(request) }
+            return true
+        }
+        var request = F.request(url, headers: ["Range": "bytes=0-9", "If-Range": "\"s\"", "Accept": "image/*"])
+        request.cachePolicy = .useProtocolCachePolicy
+        let tx = HTTPCacheTransaction(request: request, cache: cache, useURLCache: true, ignoreCachedResponse: false,
+                                      handleCookies: false, revalidator: revalidator)
+        guard case .serveFromCache(let part) = tx.begin(now: t0.addingTimeInterval(50)) else { Issue.record("served at once"); return }
+        #expect(part.statusCode == 206 && part.isStale && part.data == body.prefix(10))
+        let revalidation = try #require(started.value.first)
+        #expect(revalidation.value(forHTTPHeaderField: "Range") == nil && revalidation.value(forHTTPHeaderField: "If-Range") == nil)
+        #expect(revalidation.value(forHTTPHeaderField: "Accept") == "image/*")
+    }
+
     @Test func aStoredPartAnswersOnlyRangesWithinIt() throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let cache = HTTPImageCache(directory: dir.url)
