@@ -5,8 +5,9 @@ import FoundationNetworking
 import Testing
 @testable import OperationDownloader
 
-/// The caller's own conditional requests answered from storage (RFC 9111 §4.3.2), and responses to POST
-/// stored for later GETs (RFC 9110 §9.3.3), through the transaction with the clock passed in.
+/// The caller's own conditional requests answered from storage (RFC 9111 §4.3.2), responses to POST stored for
+/// later GETs (RFC 9110 §9.3.3), and a 200 to HEAD freshening the stored GET response (RFC 9111 §4.3.5),
+/// through the transaction with the clock passed in.
 @Suite struct HTTPCacheConditionalRulesTests {
     typealias F = HTTPCacheFixtures
     let t0 = HTTPCacheFixtures.t0
@@ -117,6 +118,47 @@ import Testing
         try F.exchange(url, cache, method: "POST", headers: headers, body: body)
         cache.waitForQueuedWrites()
         #expect(cache.cachedResponse(for: F.request(url)) == nil)
+    }
+}
+
+extension HTTPCacheConditionalRulesTests {
+    /// A stale stored response (max-age=2 at t0, ETag "h", Template-A: 1), then a HEAD at t0+3 answered 200 with
+    /// `head` fields; returns what a GET at t0+4 begins with.
+    func getAfterHEAD(_ head: [String: String], _ url: String) throws -> HTTPCacheTransaction.Start {
+        let dir = TemporaryCacheDirectory(url.filter(\.isLetter)); defer { dir.remove() }
+        let cache = HTTPImageCache(directory: dir.url)
+        try F.exchange(url, cache, headers: ["Cache-Control": "max-age=2", "ETag": "\"h\"", "Template-A": "1"], body: body)
+        try F.exchange(url, cache, method: "HEAD", headers: head, body: Data(), at: t0.addingTimeInterval(3))
+        cache.waitForQueuedWrites()
+        return F.transaction(url, cache).begin(now: t0.addingTimeInterval(4))
+    }
+
+    @Test func aHEADWithTheSameValidatorFreshensTheStoredResponse() throws {
+        let url = "http://127.0.0.1:9/head-same.png"
+        guard case .serveFromCache(let fresh) = try getAfterHEAD(["ETag": "\"h\"", "Cache-Control": "max-age=1000", "Template-A": "2",
+                                                                   "Content-Length": String(body.count)], url) else {
+            Issue.record("the HEAD's max-age makes the stored response fresh"); return
+        }
+        #expect(fresh.statusCode == 200 && fresh.data == body && !fresh.isStale)
+        #expect(fresh.response.value(forHTTPHeaderField: "Template-A") == "2")
+        #expect(fresh.response.value(forHTTPHeaderField: "Content-Length") == String(body.count))
+    }
+
+    @Test func aHEADWithAnotherValidatorRemovesTheStoredResponse() throws {
+        guard case .send(let request) = try getAfterHEAD(["ETag": "\"other\"", "Cache-Control": "max-age=1000"],
+                                                         "http://127.0.0.1:9/head-changed.png") else {
+            Issue.record("a changed representation is fetched"); return
+        }
+        #expect(request.value(forHTTPHeaderField: "If-None-Match") == nil)
+    }
+
+    /// Its Content-Length alone proves nothing (the stored body is kept decoded): the stored response stays as it was.
+    @Test func aHEADWithAnotherContentLengthLeavesTheStoredResponse() throws {
+        guard case .send(let request) = try getAfterHEAD(["ETag": "\"h\"", "Cache-Control": "max-age=1000", "Content-Length": "7"],
+                                                         "http://127.0.0.1:9/head-length.png") else {
+            Issue.record("still stale: revalidated"); return
+        }
+        #expect(request.value(forHTTPHeaderField: "If-None-Match") == "\"h\"")
     }
 }
 

@@ -14,7 +14,8 @@ import FoundationNetworking
 /// - `received(_:)` in `didReceive response`: cookies stored; a 304 to a revalidation becomes the stored
 ///   response, refreshed (or, matching no stored response, a request to fetch anew); a 5xx within
 ///   stale-if-error becomes the stale stored response; an error status the download rejects is stored
-///   without its body when cacheable; a successful unsafe method invalidates;
+///   without its body when cacheable; a successful unsafe method invalidates; a 200 to HEAD freshens or
+///   removes the stored GET response;
 /// - `failed(_:)` when the transfer fails: the stale stored response within stale-if-error, or nil;
 /// - `completed(_:data:)` in `didCompleteWithError` (no error, acceptable status): the body stored;
 /// - `isCachedBody(_:)` before decoding: `.ignoreCachedResponse` and the bytes equal the cached ones →
@@ -217,6 +218,9 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         let method = (request.httpMethod ?? "GET").uppercased()
         if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method), response.statusCode < 400 {
             cache.invalidate(after: response, to: request)
+        }
+        if method == "HEAD" {
+            cache.freshen(withHEAD: response, for: request, requestDate: current.requestDate, responseDate: now)
         }
         if response.statusCode == 304 {
             guard current.addedValidators, let stored = current.stored else { return .notModified }
