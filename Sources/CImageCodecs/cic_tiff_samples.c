@@ -1,0 +1,275 @@
+// TIFF samples read through libtiff's strip/tile interface and converted to 8-bit RGBA by the shim itself, for
+// the layouts libtiff's RGBA interface refuses or converts differently from Pillow and browsers
+// (Docs/Decoding.md, TIFF): any integer depth from 1 to 32 bits other than 1/2/4/8 (12-bit, 16-bit, 32-bit...),
+// signed integers, 16/32/64-bit floats, CMYK at any depth, and CIELab/ICCLab (handed to lcms2 by the caller).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cic_tiff_internal.h"
+
+enum { MAX_SAMPLES = 16 };
+
+typedef struct {
+    uint16_t bits, format, photometric, samples, planes;
+    uint16_t colors;   // colour samples: 1 gray, 3 RGB or Lab, 4 CMYK
+    uint16_t kept;     // samples kept per pixel: the colours, plus alpha when there is one
+    int alpha;         // 0 none (an unspecified extra sample is opaque), 1 straight, 2 premultiplied
+    int lab;           // CIELab (signed a/b) = 1, ICCLab (a/b offset by 128) = 2
+    int tiled;
+    uint32_t block_width, block_rows;  // one strip (image width x rows per strip) or one tile
+} sample_layout;
+
+// Which samples the direct reader takes. `want_lab`: the caller converts Lab itself (lcms2 is there).
+static int layout_of(cic_tiff_file *f, uint32_t width, uint32_t height, int want_lab, sample_layout *l) {
+    const cic_tiff_api *api = f->api;
+    uint16_t planar = PLANARCONFIG_CONTIG, count = 0, inkset = INKSET_CMYK, compression = 1;
+    uint16_t *extra = NULL;
+    memset(l, 0, sizeof *l);
+    l->format = SAMPLEFORMAT_UINT;
+    if (!api->get_field_defaulted(f->tif, TAG_BITSPERSAMPLE, &l->bits)) return 0;
+    if (!api->get_field(f->tif, TAG_PHOTOMETRIC, &l->photometric)) return 0;
+    api->get_field_defaulted(f->tif, TAG_SAMPLESPERPIXEL, &l->samples);
+    api->get_field_defaulted(f->tif, TAG_PLANARCONFIG, &planar);
+    api->get_field_defaulted(f->tif, TAG_SAMPLEFORMAT, &l->format);
+    api->get_field_defaulted(f->tif, TAG_COMPRESSION, &compression);
+    if (compression == COMPRESSION_OJPEG || compression == COMPRESSION_JPEG) return 0;  // colour-converted by libtiff
+    int packed = l->bits == 1 || l->bits == 2 || l->bits == 4 || l->bits == 8;
+    switch (l->format) {
+    case SAMPLEFORMAT_UINT: if (l->bits < 1 || l->bits > 32) return 0; break;
+    case SAMPLEFORMAT_INT: if (l->bits < 2 || l->bits > 32) return 0; packed = 0; break;
+    case SAMPLEFORMAT_IEEEFP: if (l->bits != 16 && l->bits != 32 && l->bits != 64) return 0; packed = 0; break;
+    default: return 0;
+    }
+    switch (l->photometric) {
+    case PHOTOMETRIC_MINISBLACK:
+    case PHOTOMETRIC_MINISWHITE:
+        l->colors = 1;
+        break;
+    case PHOTOMETRIC_RGB:
+        l->colors = 3;
+        break;
+    case PHOTOMETRIC_SEPARATED:
+        api->get_field_defaulted(f->tif, TAG_INKSET, &inkset);
+        if (inkset != INKSET_CMYK) return 0;
+        l->colors = 4;
+        packed = 0;  // every CMYK depth: Pillow's conversion, not libtiff's
+        break;
+    case PHOTOMETRIC_CIELAB:
+    case PHOTOMETRIC_ICCLAB:
+        if (!want_lab || (l->bits != 8 && l->bits != 16) || l->format != SAMPLEFORMAT_UINT) return 0;
+        l->colors = 3;
+        l->lab = l->photometric == PHOTOMETRIC_CIELAB ? 1 : 2;
+        packed = 0;
+        break;
+    default:
+        return 0;  // palette, YCbCr, LogLuv...: libtiff's RGBA interface
+    }
+    if (packed) return 0;  // 1/2/4/8-bit unsigned gray and RGB: libtiff's RGBA interface already matches
+    if (l->samples < l->colors || l->samples > MAX_SAMPLES) return 0;
+    l->planes = planar == PLANARCONFIG_SEPARATE ? l->samples : 1;
+    l->kept = l->colors;
+    if (l->samples > l->colors && api->get_field(f->tif, TAG_EXTRASAMPLES, &count, &extra) && count >= 1 && extra) {
+        l->alpha = f->straight_alpha ? 1 : extra[0] == EXTRASAMPLE_ASSOCALPHA ? 2 : 0;
+        if (l->alpha) l->kept = l->colors + 1;
+    }
+    l->tiled = api->is_tiled(f->tif);
+    uint32_t rows = height;
+    if (l->tiled) {
+        uint32_t tile_length = 0;
+        if (!api->get_field(f->tif, TAG_TILEWIDTH, &l->block_width) || !api->get_field(f->tif, TAG_TILELENGTH, &tile_length))
+            return 0;
+        if (l->block_width == 0 || tile_length == 0 || l->block_width > 65536 || tile_length > 65536) return 0;
+        rows = tile_length;
+    } else {
+        l->block_width = width;
+        api->get_field_defaulted(f->tif, TAG_ROWSPERSTRIP, &rows);
+        if (rows == 0 || rows > height) rows = height;
+    }
+    l->block_rows = rows;
+    return 1;
+}
+
+// MARK: - One sample to 8 bits
+
+static float half_to_float(uint16_t h) {
+    int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    float magnitude = exponent == 0 ? ldexpf((float)mantissa, -24)
+                    : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                    : ldexpf((float)(mantissa | 0x400), exponent - 25);
+    return (h & 0x8000) ? -magnitude : magnitude;
+}
+
+// The raw bits of sample `index` of a row: libtiff hands 16/24/32/64-bit samples over in host byte order and
+// every other depth as an MSB-first bit stream.
+static uint64_t raw_sample(const uint8_t *row, size_t index, uint16_t bits) {
+    switch (bits) {
+    case 8: return row[index];
+    case 16: { uint16_t v; memcpy(&v, row + index * 2, 2); return v; }
+    case 32: { uint32_t v; memcpy(&v, row + index * 4, 4); return v; }
+    case 64: { uint64_t v; memcpy(&v, row + index * 8, 8); return v; }
+    case 24: {
+        const uint8_t *p = row + index * 3;
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16;
+    }
+    default: {
+        uint64_t bit = (uint64_t)index * bits, v = 0;
+        for (uint16_t i = 0; i < bits; i++, bit++) v = (v << 1) | ((row[bit >> 3] >> (7 - (bit & 7))) & 1);
+        return v;
+    }
+    }
+}
+
+// The display rule (Docs/Decoding.md): unsigned depths below 8 bits scaled to 0...255, 8 bits and more keep their
+// top 8 bits (as 16-bit PNG and Pillow); signed samples clamp below 0 and scale their positive range; floats clamp
+// to 0...1 and round (Pillow's F -> L rounding).
+static uint8_t to8(uint64_t raw, uint16_t bits, uint16_t format) {
+    if (format == SAMPLEFORMAT_IEEEFP) {
+        double v;
+        if (bits == 16) v = half_to_float((uint16_t)raw);
+        else if (bits == 32) { float x; uint32_t r = (uint32_t)raw; memcpy(&x, &r, 4); v = x; }
+        else memcpy(&v, &raw, 8);
+        if (!(v > 0)) return 0;  // NaN too
+        return v >= 1 ? 255 : (uint8_t)(v * 255 + 0.5);
+    }
+    if (format == SAMPLEFORMAT_INT) {
+        int64_t v = (int64_t)(raw << (64 - bits)) >> (64 - bits);
+        if (v <= 0) return 0;
+        if (bits <= 8) {
+            int64_t top = ((int64_t)1 << (bits - 1)) - 1;
+            return (uint8_t)((v * 255 + (top - 1) / 2) / top);
+        }
+        return (uint8_t)(v >> (bits - 9));
+    }
+    if (bits < 8) {
+        uint32_t top = (1u << bits) - 1;
+        return (uint8_t)(((uint32_t)raw * 255 + top / 2) / top);
+    }
+    return (uint8_t)(raw >> (bits - 8));
+}
+
+// Lab keeps the top byte of each sample as stored, in lcms2's 8-bit Lab encoding (a and b offset by 128).
+static uint8_t lab8(uint64_t raw, uint16_t bits, uint16_t sample, int lab) {
+    uint8_t v = (uint8_t)(raw >> (bits - 8));
+    return sample > 0 && sample < 3 && lab == 1 ? v ^ 0x80 : v;
+}
+
+// MARK: - Reading
+
+// Copies one decoded segment (a strip or tile of one plane) into the interleaved 8-bit samples.
+static void place(const sample_layout *l, const uint8_t *seg, size_t seg_bytes, uint8_t *block, uint32_t width,
+                  uint32_t rows, uint32_t x0, uint16_t plane) {
+    uint16_t per_pixel = l->planes == 1 ? l->samples : 1;
+    size_t row_bytes = ((size_t)l->block_width * per_pixel * l->bits + 7) / 8;
+    for (uint32_t y = 0; y < rows; y++) {
+        if ((y + 1) * row_bytes > seg_bytes) return;  // a short last segment: the rest stays blank
+        const uint8_t *row = seg + y * row_bytes;
+        for (uint32_t x = 0; x < l->block_width && x0 + x < width; x++) {
+            uint8_t *to = block + ((size_t)y * width + x0 + x) * l->kept;
+            for (uint16_t s = 0; s < per_pixel; s++) {
+                uint16_t sample = l->planes == 1 ? s : plane;
+                if (sample >= l->kept) continue;  // the colours, then alpha when kept
+                uint64_t raw = raw_sample(row, (size_t)x * per_pixel + s, l->bits);
+                to[sample] = l->lab && sample < 3 ? lab8(raw, l->bits, sample, l->lab) : to8(raw, l->bits, l->format);
+            }
+        }
+    }
+}
+
+static uint8_t muldiv255(unsigned a, unsigned b) {
+    unsigned t = a * b + 128;
+    return (uint8_t)(((t >> 8) + t) >> 8);
+}
+
+// Interleaved 8-bit samples to RGBA (Lab stays Lab, for the caller's lcms2 transform).
+static void to_rgba(const sample_layout *l, const uint8_t *in, uint8_t *out, size_t pixels) {
+    for (size_t i = 0; i < pixels; i++, in += l->kept, out += 4) {
+        switch (l->photometric) {
+        case PHOTOMETRIC_MINISWHITE: out[0] = out[1] = out[2] = (uint8_t)(255 - in[0]); break;
+        case PHOTOMETRIC_MINISBLACK: out[0] = out[1] = out[2] = in[0]; break;
+        case PHOTOMETRIC_SEPARATED: {
+            // Pillow's CMYK -> RGB (rounded), the rule the package uses without a CMYK profile.
+            unsigned nk = 255u - in[3];
+            for (int c = 0; c < 3; c++) out[c] = (uint8_t)(nk - muldiv255(in[c], nk));
+            break;
+        }
+        default: out[0] = in[0]; out[1] = in[1]; out[2] = in[2]; break;
+        }
+        unsigned a = l->alpha ? in[l->colors] : 255;
+        out[3] = (uint8_t)a;
+        if (l->alpha == 2 && a != 0 && a != 255 && !l->lab) {
+            for (int c = 0; c < 3; c++) {
+                unsigned v = (out[c] * 255u + a / 2u) / a;
+                out[c] = (uint8_t)(v > 255 ? 255 : v);
+            }
+        }
+    }
+}
+
+static int read_layout(cic_tiff_file *f, const sample_layout *l, uint8_t *out, uint32_t width, uint32_t height,
+                       char *message, size_t len) {
+    const cic_tiff_api *api = f->api;
+    tmsize_t seg_bytes = l->tiled ? api->tile_size(f->tif) : api->strip_size(f->tif);
+    size_t block_bytes = (size_t)l->block_rows * width * l->kept;
+    if (seg_bytes <= 0 || (uint64_t)seg_bytes > ((uint64_t)1 << 31) || block_bytes > ((size_t)1 << 31)) {
+        snprintf(message, len, "%s", f->errors ? f->first_error : "strip or tile too large");
+        return -1;
+    }
+    uint8_t *seg = malloc((size_t)seg_bytes);
+    uint8_t *block = malloc(block_bytes ? block_bytes : 1);
+    if (!seg || !block) {
+        free(seg);
+        free(block);
+        snprintf(message, len, "out of memory");
+        return -1;
+    }
+    int errors_before = f->errors, read_any = 0;
+    for (uint32_t row = 0; row < height; row += l->block_rows) {
+        uint32_t rows = height - row < l->block_rows ? height - row : l->block_rows;
+        memset(block, 0, (size_t)rows * width * l->kept);
+        for (uint32_t x0 = 0; x0 < width; x0 += l->block_width) {
+            for (uint16_t p = 0; p < l->planes; p++) {
+                tmsize_t got = l->tiled
+                    ? api->read_encoded_tile(f->tif, api->compute_tile(f->tif, x0, row, 0, p), seg, seg_bytes)
+                    : api->read_encoded_strip(f->tif, api->compute_strip(f->tif, row, p), seg, seg_bytes);
+                if (got <= 0) continue;  // a damaged or missing segment leaves its pixels blank, as libtiff does
+                read_any = 1;
+                place(l, seg, (size_t)got, block, width, rows, x0, p);
+            }
+        }
+        to_rgba(l, block, out + (size_t)row * width * 4, (size_t)rows * width);
+    }
+    free(seg);
+    free(block);
+    if (!read_any) {
+        snprintf(message, len, "%s", f->errors ? f->first_error : "no readable strip or tile");
+        return -1;
+    }
+    if (f->errors > errors_before) {
+        snprintf(message, len, "%s", f->first_error);
+        return 1;
+    }
+    return 0;
+}
+
+int cic_tiff_read_samples(cic_tiff_file *f, uint8_t *out, uint32_t width, uint32_t height, char *message, size_t len) {
+    sample_layout l;
+    if (!layout_of(f, width, height, 0, &l)) return -2;
+    return read_layout(f, &l, out, width, height, message, len);
+}
+
+int cic_tiff_is_lab(cic_tiff_file *f) {
+    uint16_t photometric = 0;
+    if (!f->api->get_field(f->tif, TAG_PHOTOMETRIC, &photometric)) return 0;
+    return photometric == PHOTOMETRIC_CIELAB || photometric == PHOTOMETRIC_ICCLAB;
+}
+
+int cic_tiff_read_lab(cic_tiff_file *f, uint8_t *out, uint32_t width, uint32_t height, char *message, size_t len) {
+    snprintf(message, len, "%s", "");
+    sample_layout l;
+    if (!layout_of(f, width, height, 1, &l) || !l.lab) {
+        snprintf(message, len, "unsupported CIELab layout");
+        return -2;
+    }
+    return read_layout(f, &l, out, width, height, message, len);
+}
