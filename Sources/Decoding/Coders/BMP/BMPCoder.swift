@@ -1,6 +1,6 @@
 import Foundation
 
-/// Windows bitmaps in Swift: BITMAPCOREHEADER through V5, 1/4/8-bit palettes, 16-bit (555, 565, bitfields),
+/// Windows bitmaps in Swift: BITMAPCOREHEADER through V5, 1/2/4/8-bit palettes, 16-bit (555, 565, bitfields),
 /// 24-bit, 32-bit (BI_RGB is opaque; BI_BITFIELDS/BI_ALPHABITFIELDS with byte-aligned masks and alpha),
 /// RLE8 and RLE4, bottom-up and top-down rows.
 ///

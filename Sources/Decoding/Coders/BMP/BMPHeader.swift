@@ -41,7 +41,8 @@ struct BMPHeader {
             throw ImageDecodingError.corrupt("BMP header size \(headerSize) is unknown")
         }
         guard rawWidth >= 0 else { throw ImageDecodingError.corrupt("BMP width is negative") }
-        guard [1, 4, 8, 16, 24, 32].contains(bits) else {
+        // 2-bit palettes are Windows CE's; Firefox and Chromium decode them (Pillow does not).
+        guard [1, 2, 4, 8, 16, 24, 32].contains(bits) else {
             throw ImageDecodingError.corrupt("BMP bit depth \(bits) is unsupported")
         }
         topDown = rawHeight < 0

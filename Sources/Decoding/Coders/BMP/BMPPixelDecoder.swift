@@ -52,7 +52,7 @@ struct BMPPixelDecoder {
                     var o = row * width * 4
                     for x in 0..<width {
                         switch header.bitCount {
-                        case 1, 4, 8:
+                        case 1, 2, 4, 8:
                             let bits = header.bitCount
                             let bitOffset = x * bits
                             let byte = Int(b.bytes[src + bitOffset / 8])
