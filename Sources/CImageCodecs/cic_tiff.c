@@ -204,12 +204,7 @@ int cic_tiff_read_rgba(cic_tiff_file *f, uint32_t *raster, uint32_t width, uint3
         uint8_t a = f->opaque_extra ? 255 : (uint8_t)(abgr >> 24);
         bytes[i * 4 + 3] = a;
         // libtiff's RGBA interface premultiplies alpha; the package's contract is straight alpha.
-        if (a != 255 && a != 0 && !f->straight_alpha) {
-            for (int c = 0; c < 3; c++) {
-                unsigned v = (bytes[i * 4 + c] * 255u + a / 2u) / a;
-                bytes[i * 4 + c] = (uint8_t)(v > 255 ? 255 : v);
-            }
-        }
+        if (!f->straight_alpha) cic_tiff_unpremultiply(bytes + i * 4);
     }
     if (f->errors > errors_before) {
         snprintf(message, message_len, "%s", f->first_error);

@@ -75,6 +75,17 @@ struct cic_tiff_file {
     char first_error[256];
 };
 
+// Straight alpha from associated (premultiplied) samples, as Pillow converts "RGBa": 255 * c / a, truncated,
+// clipped to 255; alpha 0 and 255 leave the colour as it is.
+static inline void cic_tiff_unpremultiply(uint8_t *rgba) {
+    unsigned a = rgba[3];
+    if (a == 0 || a == 255) return;
+    for (int c = 0; c < 3; c++) {
+        unsigned v = rgba[c] * 255u / a;
+        rgba[c] = (uint8_t)(v > 255 ? 255 : v);
+    }
+}
+
 // Reads the layouts libtiff's RGBA interface refuses or converts differently (cic_tiff_samples.c): integer
 // samples of any depth but 1/2/4/8 bits, signed and float samples, CMYK. Returns -2 for any other layout (the
 // caller falls back to libtiff's RGBA interface), else as cic_tiff_read_rgba.

@@ -33,7 +33,9 @@ static int layout_of(cic_tiff_file *f, uint32_t width, uint32_t height, int want
     api->get_field_defaulted(f->tif, TAG_PLANARCONFIG, &planar);
     api->get_field_defaulted(f->tif, TAG_SAMPLEFORMAT, &l->format);
     api->get_field_defaulted(f->tif, TAG_COMPRESSION, &compression);
-    if (compression == COMPRESSION_OJPEG || compression == COMPRESSION_JPEG) return 0;  // colour-converted by libtiff
+    // Old-style JPEG is YCbCr in disguise: libtiff's RGBA interface. New-style JPEG hands over decoded samples
+    // (YCbCr photometric, which needs libtiff's colour conversion, is not read here at all).
+    if (compression == COMPRESSION_OJPEG) return 0;
     int packed = l->bits == 1 || l->bits == 2 || l->bits == 4 || l->bits == 8;
     switch (l->format) {
     case SAMPLEFORMAT_UINT: if (l->bits < 1 || l->bits > 32) return 0; break;
@@ -156,21 +158,47 @@ static uint8_t lab8(uint64_t raw, uint16_t bits, uint16_t sample, int lab) {
 
 // MARK: - Reading
 
-// Copies one decoded segment (a strip or tile of one plane) into the interleaved 8-bit samples.
+// Copies one decoded segment (a strip or tile of one plane) into the interleaved 8-bit samples. 8-, 16- and
+// 32-bit float samples (the common layouts) take loops of their own; every other layout reads sample by sample.
 static void place(const sample_layout *l, const uint8_t *seg, size_t seg_bytes, uint8_t *block, uint32_t width,
                   uint32_t rows, uint32_t x0, uint16_t plane) {
     uint16_t per_pixel = l->planes == 1 ? l->samples : 1;
+    uint16_t first = l->planes == 1 ? 0 : plane;  // the sample this segment's first value belongs to
+    uint16_t count = l->planes == 1 ? (l->kept < per_pixel ? l->kept : per_pixel) : (plane < l->kept ? 1 : 0);
     size_t row_bytes = ((size_t)l->block_width * per_pixel * l->bits + 7) / 8;
+    uint32_t columns = width - x0 < l->block_width ? width - x0 : l->block_width;
+    int plain = !l->lab && (l->format == SAMPLEFORMAT_UINT || (l->format == SAMPLEFORMAT_IEEEFP && l->bits == 32));
+    if (count == 0) return;
     for (uint32_t y = 0; y < rows; y++) {
         if ((y + 1) * row_bytes > seg_bytes) return;  // a short last segment: the rest stays blank
         const uint8_t *row = seg + y * row_bytes;
-        for (uint32_t x = 0; x < l->block_width && x0 + x < width; x++) {
-            uint8_t *to = block + ((size_t)y * width + x0 + x) * l->kept;
-            for (uint16_t s = 0; s < per_pixel; s++) {
-                uint16_t sample = l->planes == 1 ? s : plane;
-                if (sample >= l->kept) continue;  // the colours, then alpha when kept
-                uint64_t raw = raw_sample(row, (size_t)x * per_pixel + s, l->bits);
-                to[sample] = l->lab && sample < 3 ? lab8(raw, l->bits, sample, l->lab) : to8(raw, l->bits, l->format);
+        uint8_t *to = block + ((size_t)y * width + x0) * l->kept + first;
+        if (plain && l->bits == 8) {
+            for (uint32_t x = 0; x < columns; x++, row += per_pixel, to += l->kept)
+                for (uint16_t s = 0; s < count; s++) to[s] = row[s];
+        } else if (plain && l->bits == 16) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            const uint8_t *high = row;      // host order: the high byte first
+#else
+            const uint8_t *high = row + 1;  // host order: the high byte second
+#endif
+            for (uint32_t x = 0; x < columns; x++, high += 2 * per_pixel, to += l->kept)
+                for (uint16_t s = 0; s < count; s++) to[s] = high[2 * s];
+        } else if (plain && l->bits == 32 && l->format == SAMPLEFORMAT_IEEEFP) {
+            for (uint32_t x = 0; x < columns; x++, row += 4 * per_pixel, to += l->kept) {
+                for (uint16_t s = 0; s < count; s++) {
+                    float v;
+                    memcpy(&v, row + 4 * s, 4);
+                    to[s] = !(v > 0) ? 0 : v >= 1 ? 255 : (uint8_t)((double)v * 255 + 0.5);  // as to8
+                }
+            }
+        } else {
+            for (uint32_t x = 0; x < columns; x++, to += l->kept) {
+                for (uint16_t s = 0; s < count; s++) {
+                    uint64_t raw = raw_sample(row, (size_t)x * per_pixel + s, l->bits);
+                    uint16_t sample = first + s;
+                    to[s] = l->lab && sample < 3 ? lab8(raw, l->bits, sample, l->lab) : to8(raw, l->bits, l->format);
+                }
             }
         }
     }
@@ -183,26 +211,31 @@ static uint8_t muldiv255(unsigned a, unsigned b) {
 
 // Interleaved 8-bit samples to RGBA (Lab stays Lab, for the caller's lcms2 transform).
 static void to_rgba(const sample_layout *l, const uint8_t *in, uint8_t *out, size_t pixels) {
-    for (size_t i = 0; i < pixels; i++, in += l->kept, out += 4) {
-        switch (l->photometric) {
-        case PHOTOMETRIC_MINISWHITE: out[0] = out[1] = out[2] = (uint8_t)(255 - in[0]); break;
-        case PHOTOMETRIC_MINISBLACK: out[0] = out[1] = out[2] = in[0]; break;
-        case PHOTOMETRIC_SEPARATED: {
-            // Pillow's CMYK -> RGB (rounded), the rule the package uses without a CMYK profile.
+    const uint16_t kept = l->kept;
+    const uint8_t *end = in + pixels * kept;
+    switch (l->photometric) {
+    case PHOTOMETRIC_MINISWHITE:
+        for (; in < end; in += kept, out += 4) out[0] = out[1] = out[2] = (uint8_t)(255 - in[0]);
+        break;
+    case PHOTOMETRIC_MINISBLACK:
+        for (; in < end; in += kept, out += 4) out[0] = out[1] = out[2] = in[0];
+        break;
+    case PHOTOMETRIC_SEPARATED:
+        // Pillow's CMYK -> RGB (rounded), the rule the package uses without a CMYK profile.
+        for (; in < end; in += kept, out += 4) {
             unsigned nk = 255u - in[3];
             for (int c = 0; c < 3; c++) out[c] = (uint8_t)(nk - muldiv255(in[c], nk));
-            break;
         }
-        default: out[0] = in[0]; out[1] = in[1]; out[2] = in[2]; break;
-        }
-        unsigned a = l->alpha ? in[l->colors] : 255;
-        out[3] = (uint8_t)a;
-        if (l->alpha == 2 && a != 0 && a != 255 && !l->lab) {
-            for (int c = 0; c < 3; c++) {
-                unsigned v = (out[c] * 255u + a / 2u) / a;
-                out[c] = (uint8_t)(v > 255 ? 255 : v);
-            }
-        }
+        break;
+    default:
+        for (; in < end; in += kept, out += 4) { out[0] = in[0]; out[1] = in[1]; out[2] = in[2]; }
+        break;
+    }
+    out -= pixels * 4;
+    in = end - pixels * kept;
+    for (size_t i = 0; i < pixels; i++, in += kept, out += 4) {
+        out[3] = l->alpha ? in[l->colors] : 255;
+        if (l->alpha == 2 && !l->lab) cic_tiff_unpremultiply(out);
     }
 }
 
