@@ -182,6 +182,9 @@ final class JPEGDecompressor {
             return UnsupportedImageFeature(
                 format: .jpeg, feature: "lossless JPEG (\(sof))",
                 requirement: "libjpeg-turbo 3.0 or later (this build links \(CodecLibraries.jpeg))")
+        case 0xC8:
+            return UnsupportedImageFeature(format: .jpeg, feature: "JPEG extension frame (JPG marker)",
+                                           requirement: "a decoder for the reserved JPEG extensions (libjpeg-turbo has none)")
         default:
             return UnsupportedImageFeature(
                 format: .jpeg, feature: "hierarchical or differential JPEG (\(sof))",
