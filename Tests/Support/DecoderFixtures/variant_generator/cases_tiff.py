@@ -318,3 +318,33 @@ def _base_cmyk8(path):
 
 
 _tiffcp_variant("tiff-cmyk8-jpeg-tiled.tif", _base_cmyk8, ["-c", "jpeg:95", "-t", "-w", "16", "-l", "16"])
+
+
+def _base_int16(path):
+    rows = _gray_tiff(path, 16, "int", big_endian=True)
+    return {"reference": _gray_ref(rows, 16, "int"), "why": "signed samples (see tiff-gray-int16.tif)"}
+
+
+def _base_half_rgb(path):
+    rows = _rgb_tiff(path, 16, "float", planar=2)  # tiffcp re-plans only 8-bit samples: planar from the start
+    return {"reference": _rgb_ref(rows, 16, "float"), "why": "half-float samples clamped to 0...1"}
+
+
+def _base_cmyk_alpha16(path):
+    rows = _rgb_tiff(path, 16, channels=5, extra=[2], photometric=PHOTO_SEPARATED, planar=2)
+    return {"reference": _cmyk_ref(rows, 16, 5, alpha=True), "why": "16-bit CMYK + unassociated alpha, straight"}
+
+
+def _base_rgb12(path):
+    rows = _rgb_tiff(path, 12)
+    return {"reference": _rgb_ref(rows, 12), "why": "12-bit samples: the top 8 bits"}
+
+
+# Layouts the sample reader must get right whatever libtiff decoded them from: tiles, planes, predictors on
+# signed and half-float samples, big-endian sources, alpha after four inks.
+_tiffcp_variant("tiff-gray-int16-be-deflate-predictor2-tiled.tif", _base_int16, ["-c", "zip:2", "-t", "-w", "16", "-l", "16"])
+_tiffcp_variant("tiff-rgb-float16-lzw-predictor3-planar.tif", _base_half_rgb, ["-c", "lzw:3"])
+_tiffcp_variant("tiff-cmyk16-alpha-planar-deflate.tif", _base_cmyk_alpha16, ["-c", "zip"])
+# tiffcp re-tiles planar data correctly only at 8 bits (it garbles 16-bit planar tiles): tiled planar CMYK at 8 bits.
+_tiffcp_variant("tiff-cmyk8-planar-tiled-lzw.tif", _base_cmyk8, ["-p", "separate", "-t", "-w", "16", "-l", "16", "-c", "lzw:2"])
+_tiffcp_variant("tiff-rgb-uint12-packbits-tiled.tif", _base_rgb12, ["-c", "packbits", "-t", "-w", "16", "-l", "16"])
