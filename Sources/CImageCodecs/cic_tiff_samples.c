@@ -16,6 +16,7 @@ typedef struct {
     uint16_t kept;     // samples kept per pixel: the colours, plus alpha when there is one
     int alpha;         // 0 none (an unspecified extra sample is opaque), 1 straight, 2 premultiplied
     int lab;           // CIELab (signed a/b) = 1, ICCLab (a/b offset by 128) = 2
+    int raw_cmyk;      // CMYK kept as inks (C, M, Y, K bytes; alpha apart) for the caller's ICC transform
     int tiled;
     uint32_t block_width, block_rows;  // one strip (image width x rows per strip) or one tile
 } sample_layout;
@@ -221,6 +222,10 @@ static void to_rgba(const sample_layout *l, const uint8_t *in, uint8_t *out, siz
         for (; in < end; in += kept, out += 4) out[0] = out[1] = out[2] = in[0];
         break;
     case PHOTOMETRIC_SEPARATED:
+        if (l->raw_cmyk) {
+            for (; in < end; in += kept, out += 4) { out[0] = in[0]; out[1] = in[1]; out[2] = in[2]; out[3] = in[3]; }
+            return;  // alpha goes to the caller's own buffer (read_layout)
+        }
         // Pillow's CMYK -> RGB (rounded), the rule the package uses without a CMYK profile.
         for (; in < end; in += kept, out += 4) {
             unsigned nk = 255u - in[3];
@@ -239,8 +244,9 @@ static void to_rgba(const sample_layout *l, const uint8_t *in, uint8_t *out, siz
     }
 }
 
-static int read_layout(cic_tiff_file *f, const sample_layout *l, uint8_t *out, uint32_t width, uint32_t height,
-                       char *message, size_t len) {
+// `alpha`: for raw CMYK, width * height alpha bytes (255 without an alpha sample), else NULL.
+static int read_layout(cic_tiff_file *f, const sample_layout *l, uint8_t *out, uint8_t *alpha, uint32_t width,
+                       uint32_t height, char *message, size_t len) {
     const cic_tiff_api *api = f->api;
     tmsize_t seg_bytes = l->tiled ? api->tile_size(f->tif) : api->strip_size(f->tif);
     size_t block_bytes = (size_t)l->block_rows * width * l->kept;
@@ -271,6 +277,10 @@ static int read_layout(cic_tiff_file *f, const sample_layout *l, uint8_t *out, u
             }
         }
         to_rgba(l, block, out + (size_t)row * width * 4, (size_t)rows * width);
+        if (alpha) {
+            uint8_t *a = alpha + (size_t)row * width;
+            for (size_t i = 0; i < (size_t)rows * width; i++) a[i] = l->alpha ? block[i * l->kept + l->colors] : 255;
+        }
     }
     free(seg);
     free(block);
@@ -288,7 +298,7 @@ static int read_layout(cic_tiff_file *f, const sample_layout *l, uint8_t *out, u
 int cic_tiff_read_samples(cic_tiff_file *f, uint8_t *out, uint32_t width, uint32_t height, char *message, size_t len) {
     sample_layout l;
     if (!layout_of(f, width, height, 0, &l)) return -2;
-    return read_layout(f, &l, out, width, height, message, len);
+    return read_layout(f, &l, out, NULL, width, height, message, len);
 }
 
 int cic_tiff_is_lab(cic_tiff_file *f) {
@@ -304,5 +314,26 @@ int cic_tiff_read_lab(cic_tiff_file *f, uint8_t *out, uint32_t width, uint32_t h
         snprintf(message, len, "unsupported CIELab layout");
         return -2;
     }
-    return read_layout(f, &l, out, width, height, message, len);
+    return read_layout(f, &l, out, NULL, width, height, message, len);
+}
+
+int cic_tiff_is_cmyk(cic_tiff_file *f) {
+    const cic_tiff_api *api = f->api;
+    uint16_t photometric = 0, inkset = INKSET_CMYK, samples = 1;
+    if (!api->get_field(f->tif, TAG_PHOTOMETRIC, &photometric) || photometric != PHOTOMETRIC_SEPARATED) return 0;
+    api->get_field_defaulted(f->tif, TAG_INKSET, &inkset);
+    api->get_field_defaulted(f->tif, TAG_SAMPLESPERPIXEL, &samples);
+    return inkset == INKSET_CMYK && samples >= 4;
+}
+
+int cic_tiff_read_cmyk(cic_tiff_file *f, uint8_t *cmyk, uint8_t *alpha, uint32_t width, uint32_t height,
+                       char *message, size_t len) {
+    snprintf(message, len, "%s", "");
+    sample_layout l;
+    if (!layout_of(f, width, height, 0, &l) || l.photometric != PHOTOMETRIC_SEPARATED) {
+        snprintf(message, len, "not a CMYK layout the sample reader takes");
+        return -2;
+    }
+    l.raw_cmyk = 1;
+    return read_layout(f, &l, cmyk, alpha, width, height, message, len);
 }

@@ -75,6 +75,24 @@ import TestRequirements
         #expect(image.pixels[0] >= 250 && image.pixels[4] <= 5)
     }
 
+    @Test(.requires(.lcms2)) func cmykWithAProfileConvertsThroughItUnlessKeptOriginal() throws {
+        let name = "tiff-cmyk8-icc.tif"
+        let entry = try #require(FormatVariants.expected[name])
+        let data = try FormatVariants.data(name)
+        // Managed: lcms2 through the embedded CMYK profile, as Pillow's ImageCms converts the same samples.
+        let managed = try ImageCodersManager.shared.decode(data)
+        #expect(SHA256.hex(managed.pixels) == entry.managed_sha256_rgba)
+        #expect(managed.iccProfile == nil)
+        guard case .convertedToSRGB = managed.colorState else {
+            Issue.record("expected a conversion through the profile, got \(managed.colorState)")
+            return
+        }
+        // Kept: the naive formula (Pillow's), the profile handed back, the state saying why.
+        let kept = try ImageCodersManager.shared.decode(data, options: ImageDecodingOptions(colorManagement: .keepOriginal))
+        #expect(SHA256.hex(kept.pixels) == entry.sha256_rgba)
+        #expect(kept.iccProfile != nil && !kept.colorState.isSRGB)
+    }
+
     @Test func aTruncatedSampleStripGivesAPartialImage() throws {
         // 32-bit float gray, 4x4, one strip per row: cut inside the third strip.
         let values = (0..<16).map { Float($0) / 15 }

@@ -44,6 +44,15 @@ int cic_tiff_is_lab(cic_tiff_file *file);
 int cic_tiff_read_lab(cic_tiff_file *file, uint8_t *out, uint32_t width, uint32_t height,
                       char *message, size_t message_len);
 
+/// 1 when the image is CMYK (photometric 5, InkSet CMYK, at least four samples).
+int cic_tiff_is_cmyk(cic_tiff_file *file);
+
+/// Reads a CMYK image (photometric 5, four inks, any depth) as C, M, Y, K bytes per pixel (0 = no ink, samples
+/// reduced to 8 bits by the sample rules), for an ICC transform; `alpha` (width*height bytes) gets the alpha
+/// sample, or 255 without one. Returns as cic_tiff_read_rgba, or -2 for a layout the sample reader does not take.
+int cic_tiff_read_cmyk(cic_tiff_file *file, uint8_t *cmyk, uint8_t *alpha, uint32_t width, uint32_t height,
+                       char *message, size_t message_len);
+
 /// The ICC profile tag (34675) of the first directory, or NULL. Valid until cic_tiff_close.
 const void *cic_tiff_icc(cic_tiff_file *file, size_t *length);
 

@@ -40,6 +40,8 @@ enum FormatVariants {
         let reference: String
         let sha256_rgba: String
         let pillow_sha256_rgba: String?
+        /// The colour-managed decode's reference, for files with a profile the decoder converts through.
+        let managed_sha256_rgba: String?
         let why: String?
         let lab: Bool?
         let lossless_jpeg: Bool?

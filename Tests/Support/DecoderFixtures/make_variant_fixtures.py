@@ -62,6 +62,8 @@ def make():
             assert pillow, f"{name}: Pillow cannot decode it and the generator gave no reference"
             entry["reference"] = "pillow"
             entry["width"], entry["height"], entry["sha256_rgba"] = pillow
+        if "managed" in info:  # the colour-managed decode's reference (ImageDecodingOptions.convertToSRGB)
+            entry["managed_sha256_rgba"] = hashlib.sha256(info["managed"]).hexdigest()
         for flag in ("lab", "lossless_jpeg"):
             if info.get(flag):
                 entry[flag] = True

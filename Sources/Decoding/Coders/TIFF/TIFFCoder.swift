@@ -18,7 +18,7 @@ import Foundation
 /// `.unsupportedFormat` and `unavailableReason` says why.
 public struct TIFFCoder: ImageCoder {
     private let soname: String
-    private let labSoname: String
+    let labSoname: String
 
     /// The coder for the system libtiff.
     public init() {
@@ -67,6 +67,17 @@ public struct TIFFCoder: ImageCoder {
             if cic_tiff_is_lab(file) != 0 {
                 if let image = try decodeLab(file, width: width, height: height, orientation: orientation) { return image }
             }
+            var iccLength = 0
+            let icc = cic_tiff_icc(file, &iccLength).map { Data(bytes: $0, count: iccLength) }
+            let isCMYK = cic_tiff_is_cmyk(file) != 0
+            var cmykProfileUnused: String?
+            if isCMYK, let icc {
+                switch decodeCMYK(file, profile: icc, width: width, height: height, orientation: orientation, options: options) {
+                case .decoded(let image): return image
+                case .failed(let error): throw error
+                case .notApplied(let why): cmykProfileUnused = why
+                }
+            }
             var raster = [UInt32](repeating: 0, count: w * h)
             let result = raster.withUnsafeMutableBufferPointer {
                 cic_tiff_read_rgba(file, $0.baseAddress, width, height, &message, message.count)
@@ -80,35 +91,22 @@ public struct TIFFCoder: ImageCoder {
                                     isIncomplete: result == 1,
                                     colorState: .convertedToSRGB(from: "\(TIFFLabConversion.sourceDescription) by libtiff's approximation (\(why))"))
             }
-            var iccLength = 0
-            let icc = cic_tiff_icc(file, &iccLength).map { Data(bytes: $0, count: iccLength) }
-            return DecodedImage(
+            var image = DecodedImage(
                 width: w, height: h, pixels: pixels, format: .tiff, orientation: orientation,
                 isIncomplete: result == 1, iccProfile: icc,
                 colorState: icc == nil ? .sRGB : .awaitingConversion)
+            if isCMYK, icc != nil {
+                // The inks were converted by the naive formula: the CMYK profile no longer describes the pixels.
+                image.colorState = .notConverted(reason: "\(cmykProfileUnused ?? "CMYK profile not applied"); CMYK converted without its profile")
+                image.colorSource = .settled
+            }
+            return image
         }
-    }
-
-    /// A CIELab/ICCLab image converted to sRGB through lcms2, or nil when lcms2 is missing or the layout is not
-    /// one the sample reader takes (the RGBA interface then converts with libtiff's own model).
-    private func decodeLab(_ file: OpaquePointer, width: UInt32, height: UInt32,
-                           orientation: ImageOrientation) throws -> DecodedImage? {
-        guard let lab = try? TIFFLabConversion.load(labSoname).get() else { return nil }
-        var message = [CChar](repeating: 0, count: 256)
-        var pixels = [UInt8](repeating: 0, count: Int(width) * Int(height) * 4)
-        let result = cic_tiff_read_lab(file, &pixels, width, height, &message, message.count)
-        if result == -2 { return nil }
-        guard result >= 0 else { throw Self.readError(stringFromCBuffer(message), firstDirectoryMissing: false) }
-        lab.convert(&pixels)
-        // The pixels are sRGB now: an embedded profile (describing the Lab data) no longer applies.
-        return DecodedImage(width: Int(width), height: Int(height), pixels: pixels, format: .tiff,
-                            orientation: orientation, isIncomplete: result == 1,
-                            colorState: .convertedToSRGB(from: TIFFLabConversion.sourceDescription))
     }
 
     /// libtiff only explains a failure in words; a first directory beyond the data, or running out of
     /// bytes, reads as truncation (TIFF writers often put the directory after the pixels).
-    private static func readError(_ message: String, firstDirectoryMissing: Bool) -> ImageDecodingError {
+    static func readError(_ message: String, firstDirectoryMissing: Bool) -> ImageDecodingError {
         let lowered = message.lowercased()
         let truncationHints = ["can not read", "cannot read", "read error", "eof", "not enough data", "past end", "end of file"]
         if firstDirectoryMissing || truncationHints.contains(where: lowered.contains) { return .truncated }

@@ -348,3 +348,18 @@ _tiffcp_variant("tiff-cmyk16-alpha-planar-deflate.tif", _base_cmyk_alpha16, ["-c
 # tiffcp re-tiles planar data correctly only at 8 bits (it garbles 16-bit planar tiles): tiled planar CMYK at 8 bits.
 _tiffcp_variant("tiff-cmyk8-planar-tiled-lzw.tif", _base_cmyk8, ["-p", "separate", "-t", "-w", "16", "-l", "16", "-c", "lzw:2"])
 _tiffcp_variant("tiff-rgb-uint12-packbits-tiled.tif", _base_rgb12, ["-c", "packbits", "-t", "-w", "16", "-l", "16"])
+
+
+@variant("tiff-cmyk8-icc.tif")
+def _cmyk_icc(path):
+    # CMYK with the colour fixtures' CMYK profile ("Test press CMYK", a CLUT profile): unmanaged, the naive formula
+    # (Pillow's); managed, lcms2 through the profile, which `managed` records as Pillow's ImageCms gives it.
+    from PIL import Image, ImageCms
+    profile = Image.open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                      "color_cmyk.jpg")).info["icc_profile"]
+    rows = samples(4, 8)
+    write_tiff(path, W, H, 8, 4, PHOTO_SEPARATED, tiff_pack(rows, 8), extra_tags=[(34675, UNDEFINED, profile)])
+    cmyk = Image.frombytes("CMYK", (W, H), bytes(v for row in rows for v in row))
+    srgb = ImageCms.profileToProfile(cmyk, ImageCms.ImageCmsProfile(io.BytesIO(profile)),
+                                     ImageCms.createProfile("sRGB"), renderingIntent=0, outputMode="RGB")
+    return {"managed": srgb.convert("RGBA").tobytes()}
