@@ -1,7 +1,7 @@
 // TIFF samples read through libtiff's strip/tile interface and converted to 8-bit RGBA by the shim itself, for
 // the layouts libtiff's RGBA interface refuses or converts differently from Pillow and browsers
-// (Docs/Decoding.md, TIFF): any integer depth from 1 to 32 bits other than 1/2/4/8 (12-bit, 16-bit, 32-bit...),
-// signed integers, 16/32/64-bit floats, CMYK at any depth, and CIELab/ICCLab (handed to lcms2 by the caller).
+// (Docs/Decoding.md, TIFF): integer samples of every depth but 1/2/4/8 bits (3 to 32 bits, and 64), signed
+// integers, 16/32/64-bit floats, CMYK at any depth, and CIELab/ICCLab (handed to lcms2 by the caller).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +39,8 @@ static int layout_of(cic_tiff_file *f, uint32_t width, uint32_t height, int want
     if (compression == COMPRESSION_OJPEG) return 0;
     int packed = l->bits == 1 || l->bits == 2 || l->bits == 4 || l->bits == 8;
     switch (l->format) {
-    case SAMPLEFORMAT_UINT: if (l->bits < 1 || l->bits > 32) return 0; break;
-    case SAMPLEFORMAT_INT: if (l->bits < 2 || l->bits > 32) return 0; packed = 0; break;
+    case SAMPLEFORMAT_UINT: if (l->bits < 1 || (l->bits > 32 && l->bits != 64)) return 0; break;
+    case SAMPLEFORMAT_INT: if (l->bits < 2 || (l->bits > 32 && l->bits != 64)) return 0; packed = 0; break;
     case SAMPLEFORMAT_IEEEFP: if (l->bits != 16 && l->bits != 32 && l->bits != 64) return 0; packed = 0; break;
     default: return 0;
     }

@@ -51,7 +51,7 @@ def _gray_tiff(path, bits, fmt="uint", photometric=PHOTO_BLACK, big_endian=False
 
 
 for _bits, _be in ((2, False), (4, False), (6, False), (10, False), (12, False), (14, False), (24, False),
-                   (24, True), (32, False)):
+                   (24, True), (32, False), (64, True)):
     def _make(path, bits=_bits, be=_be):
         rows = _gray_tiff(path, bits, big_endian=be)
         if bits in (2, 4):
@@ -69,7 +69,7 @@ for _bits in (4, 8, 16):
                     "why": "16-bit min-is-white: inverted, high byte (Pillow ignores min-is-white at 16 bits)"}
     variant(f"tiff-miniswhite{_bits}.tif")(_make)
 
-for _bits, _fmt, _be in ((8, "int", False), (16, "int", False), (32, "int", True), (16, "float", False),
+for _bits, _fmt, _be in ((8, "int", False), (16, "int", False), (32, "int", True), (64, "int", False), (16, "float", False),
                          (32, "float", False), (32, "float", True), (64, "float", False)):
     def _make(path, bits=_bits, fmt=_fmt, be=_be):
         rows = _gray_tiff(path, bits, fmt, big_endian=be)

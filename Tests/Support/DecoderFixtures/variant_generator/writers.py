@@ -218,8 +218,8 @@ def tiff_pack(sample_rows, bits, big_endian=False, fmt="uint"):
         elif bits == 24 and fmt == "uint":
             for s in row:
                 out += s.to_bytes(3, "big" if big_endian else "little")
-        elif bits in (8, 16, 32) and fmt in ("uint", "int"):
-            code = {8: "B", 16: "H", 32: "I"}[bits]
+        elif bits in (8, 16, 32, 64) and fmt in ("uint", "int"):
+            code = {8: "B", 16: "H", 32: "I", 64: "Q"}[bits]
             if fmt == "int":
                 code = code.lower()
             out += struct.pack(e + code * len(row), *row)
