@@ -134,3 +134,21 @@ for _bits in (1, 4, 32):
             return {"reference": ref, "why": "a 32-bit cursor's fourth byte is alpha, as in icons (Windows, browsers); "
                                              "Pillow's CUR reader shows it opaque"}
     variant(f"cur-dib{_bits}-andmask.cur")(_make)
+
+
+@variant("ico-same-size-two-depths.ico")
+def _ico_two_depths(path):
+    # Two 19x13 entries, the 8-bit one listed first: the deeper (32-bit) entry is the one shown.
+    low, _ = _icon_dib(8)
+    high, ref = _icon_dib(32)
+    open(path, "wb").write(ico_file([(W, H, 1, 8, low), (W, H, 1, 32, high)]))
+    return {"reference": ref, "why": "of same-size entries the deepest is shown (Windows, Chromium, Firefox); Pillow "
+                                     "shows the first one listed"}
+
+
+@variant("cur-two-sizes.cur")
+def _cur_two_sizes(path):
+    # A 16x16 and a 19x13 (larger) 1-bit cursor: the larger one is shown.
+    small, _ = _icon_dib(1, w=16, h=16)
+    large, _ = _icon_dib(1)
+    open(path, "wb").write(ico_file([(16, 16, 1, 1, small), (W, H, 2, 3, large)], kind=2))
