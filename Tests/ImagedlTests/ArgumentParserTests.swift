@@ -12,6 +12,7 @@ import Testing
         #expect(options.urls == [URL(string: "https://example.com/a.jpg")])
         #expect(options.concurrency == 6)
         #expect(options.timeout == 15)
+        #expect(options.maxTime == nil)  // no total cap unless asked (--max-time)
         #expect(!options.lifo && !options.progressive && !options.json && !options.preview && !options.writePNG)
         #expect(options.outputDirectory == nil && options.thumbnail == nil)
         #expect(options.headers.isEmpty && options.user == nil && options.password == nil)
@@ -20,7 +21,7 @@ import Testing
     @Test func everyDownloadFlag() throws {
         let options = try download([
             "http://a.test/1.png", "--concurrency", "3", "--lifo", "--progressive", "--output", "out", "--png",
-            "--thumbnail", "320x240", "--json", "--preview", "--timeout", "2.5", "--header", "X-One: 1",
+            "--thumbnail", "320x240", "--json", "--preview", "--timeout", "2.5", "--max-time", "90", "--header", "X-One: 1",
             "--header=Accept: image/png", "--user", "u", "--password", "p:w", "--http-cache", "cache dir",
             "https://b.test/2.gif",
         ])
@@ -30,6 +31,7 @@ import Testing
         #expect(options.outputDirectory == "out")
         #expect(options.thumbnail == PixelSize(width: 320, height: 240))
         #expect(options.timeout == 2.5)
+        #expect(options.maxTime == 90)
         #expect(options.headers == [HTTPHeader(name: "X-One", value: "1"), HTTPHeader(name: "Accept", value: "image/png")])
         #expect(options.user == "u" && options.password == "p:w")
         #expect(options.httpCacheDirectory == "cache dir")
@@ -66,7 +68,7 @@ import Testing
             #expect(HelpText.manual.contains("\n\(section)\n") || HelpText.manual.hasPrefix("\(section)\n"), "missing \(section)")
         }
         for option in ["--concurrency", "--lifo", "--progressive", "--output", "--png", "--thumbnail", "--json",
-                       "--preview", "--timeout", "--header", "--user", "--password", "--http-cache", "--demo",
+                       "--preview", "--timeout", "--max-time", "--header", "--user", "--password", "--http-cache", "--demo",
                        "--rgba", "130"] {
             #expect(HelpText.manual.contains(option), "help does not mention \(option)")
         }
@@ -99,6 +101,9 @@ import Testing
         (["--concurrency"], "--concurrency needs a value"),
         (["--timeout", "-1", "http://a.test/"], "--timeout needs a number of seconds above 0, not '-1'"),
         (["--timeout", "nan", "http://a.test/"], "--timeout needs a number of seconds above 0, not 'nan'"),
+        (["--max-time", "0", "http://a.test/"], "--max-time needs a number of seconds above 0, not '0'"),
+        (["--max-time", "soon", "http://a.test/"], "--max-time needs a number of seconds above 0, not 'soon'"),
+        (["http://a.test/", "--max-time"], "--max-time needs a value"),
         (["--thumbnail", "320", "http://a.test/"], "--thumbnail needs WxH in pixels, like 320x240, not '320'"),
         (["--thumbnail", "0x10", "http://a.test/"], "--thumbnail needs WxH in pixels, like 320x240, not '0x10'"),
         (["--header", "NoColon", "http://a.test/"], "--header needs 'Name: value', not 'NoColon'"),

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct DecodeJSONTests {
     static let keys = ["file", "format", "width", "height", "frames", "orientation", "color", "color_detail",
-                       "icc_profile_bytes", "error"]
+                       "icc_profile_bytes", "incomplete", "error"]
 
     /// Runs `imagedl decode --json` in process and parses every line.
     private func decodeJSON(_ paths: [String]) throws -> (ExitCode, [[String: Any]], [String]) {
@@ -78,6 +78,31 @@ import Testing
                 #expect((object["error"] as? String)?.hasPrefix("no \(format) decoder") == true)
             }
         }
+    }
+
+    /// A file cut short: the plain line says "incomplete", and so does the JSON (issue 20, point 7); a whole
+    /// file is `false`, a file nothing could be decoded from `null`.
+    @Test func aTruncatedFileIsIncompleteInTheJSONToo() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let jpeg = try DemoSamples.data(named: "baseline.jpg")
+        let cut = folder.appendingPathComponent("cut.jpg"), whole = folder.appendingPathComponent("whole.jpg")
+        let text = folder.appendingPathComponent("text.jpg")
+        try jpeg.prefix(jpeg.count * 6 / 10).write(to: cut)
+        try jpeg.write(to: whole)
+        try Data("not an image".utf8).write(to: text)
+        let (_, objects, _) = try decodeJSON([cut.path, whole.path, text.path])
+        #expect(objects.count == 3)
+        #expect(objects[0]["incomplete"] as? Bool == true, "\(objects[0])")
+        #expect(objects[0]["error"] is NSNull && (objects[0]["width"] as? Int ?? 0) > 0)
+        #expect(objects[1]["incomplete"] as? Bool == false, "\(objects[1])")
+        #expect(objects[2]["incomplete"] is NSNull, "\(objects[2])")
+
+        var options = DecodeOptions()
+        options.paths = [cut.path]
+        let lines = LineCollector()
+        _ = DecodeCommand(options: options, emit: lines.add, emitError: { _ in }).run()
+        #expect(lines.lines.first?.contains("incomplete") == true, "\(lines.lines)")
     }
 
     @Test func wholeCorpusGivesValidJSONForEveryFile() throws {

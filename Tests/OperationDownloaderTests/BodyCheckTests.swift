@@ -30,7 +30,7 @@ import Testing
 
     private func message(_ recorder: DownloadRecorder) -> String {
         switch recorder.downloaderError {
-        case .badImageData(let why)?: return why
+        case .badImageData(let reason)?: return reason.description
         case .unsupportedOnPlatform(let why)?: return why
         default: return String(describing: recorder.error)
         }
@@ -41,8 +41,13 @@ import Testing
     @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"), arguments: TestTransports.all)
     func aTruncatedJPEGIsBadImageDataNamingTheTruncation(_ transport: ImageDownloaderTransport) async {
         let (recorder, _) = await download(transport, "/images/baseline.jpg?truncate=30000")
-        #expect(recorder.downloaderError?.caseName == "badImageData", "got \(String(describing: recorder.error))")
-        #expect(message(recorder).contains("truncated"), "\(message(recorder))")
+        guard case .truncated(let received, let partial)? = recorder.badImageDataReason else {
+            Issue.record("got \(String(describing: recorder.error))")
+            return
+        }
+        #expect(received == 30000 && partial)
+        #expect(message(recorder).contains("truncated") && message(recorder).contains("allowsIncompleteImages"),
+                "\(message(recorder))")
         #expect(recorder.final?.image == nil)
     }
 
@@ -62,7 +67,7 @@ import Testing
         let (progressive, _) = await download(
             transport, "/images/baseline.jpg?truncate=30000", options: .progressiveLoad,
             context: ImageDownloaderContext(allowsIncompleteImages: false)) { $0.allowsIncompleteImages = true }
-        #expect(progressive.downloaderError?.caseName == "badImageData")
+        #expect(progressive.badImageDataReason?.caseName == "truncated", "got \(String(describing: progressive.error))")
     }
 
     // MARK: - Non-images (point 6)
@@ -70,16 +75,22 @@ import Testing
     @Test(arguments: TestTransports.all)
     func htmlServedAsAnImageSaysItIsAnHTMLPage(_ transport: ImageDownloaderTransport) async {
         let (recorder, _) = await download(transport, "/html")
-        #expect(recorder.downloaderError?.caseName == "badImageData")
+        guard case .notAnImage(let what)? = recorder.badImageDataReason else {
+            Issue.record("got \(String(describing: recorder.error))")
+            return
+        }
+        #expect(what == "an HTML page")
         #expect(message(recorder).contains("HTML"), "\(message(recorder))")
     }
 
     @Test(arguments: TestTransports.all) func jsonAndTextSayWhatTheyAre(_ transport: ImageDownloaderTransport) async {
         let json = "%7B%22error%22%3A%20%22not%20found%22%2C%20%22detail%22%3A%20%22no%20such%20image%20here%22%7D"
         let (asJSON, _) = await download(transport, "/status/200?ct=image/jpeg&body=\(json)")
+        #expect(asJSON.badImageDataReason?.caseName == "notAnImage")
         #expect(message(asJSON).contains("JSON"), "\(message(asJSON))")
         let text = "Service%20temporarily%20unavailable%2C%20try%20later"
         let (asText, _) = await download(transport, "/status/200?ct=image/png&body=\(text)")
+        #expect(asText.badImageDataReason?.caseName == "notAnImage")
         #expect(message(asText).contains("text"), "\(message(asText))")
     }
 
@@ -88,7 +99,7 @@ import Testing
     func twoHundredMebibytesOfZerosFailFastAndTheClientGoesAway(_ transport: ImageDownloaderTransport) async throws {
         let size = 200 * 1024 * 1024
         let (recorder, tag) = await download(transport, "/bytes?n=\(size)&fill=zero&ct=image/jpeg&delay_ms=5")
-        #expect(recorder.downloaderError?.caseName == "badImageData")
+        #expect(recorder.badImageDataReason?.caseName == "notAnImage", "got \(String(describing: recorder.error))")
         #expect(message(recorder).contains("zeros"), "\(message(recorder))")
         #expect((recorder.progressList.map(\.0).max() ?? 0) < 8 * 1024 * 1024)
         // The server saw the client go away: the response ended long before its 200 MiB.
@@ -124,7 +135,7 @@ import Testing
     func anImageFormatNoRegisteredCoderKnowsKeepsTheTypedCause(_ transport: ImageDownloaderTransport) async {
         let manager = ImageCodersManager(coders: [])
         let (recorder, _) = await download(transport, "/images/tiny.png", context: ImageDownloaderContext(codersManager: manager))
-        if case .decodingFailed(let cause)? = recorder.downloaderError {
+        if case .badImageData(.decoding(let cause))? = recorder.downloaderError {
             #expect(cause == .unsupportedFormat)
         } else {
             Issue.record("got \(String(describing: recorder.error))")

@@ -10,10 +10,11 @@ import Testing
 @Suite struct DownloadErrorTests {
     let server = FixtureServer.shared
 
-    /// Downloads `path`, expects `expected` (an `ImageDownloaderError.caseName`), then checks that a normal
-    /// download on the same downloader still succeeds.
+    /// Downloads `path`, expects `expected` (an `ImageDownloaderError.caseName`, and for `.badImageData` the
+    /// reason's case name `reason`), then checks that a normal download on the same downloader still succeeds.
     private func expectFailure(
-        _ transport: ImageDownloaderTransport, _ path: String, _ expected: String, options: ImageDownloaderOptions = [],
+        _ transport: ImageDownloaderTransport, _ path: String, _ expected: String, reason: String? = nil,
+        options: ImageDownloaderOptions = [],
         context: ImageDownloaderContext? = nil,
         configure: (inout ImageDownloaderConfiguration) -> Void = { _ in },
         sourceLocation: SourceLocation = #_sourceLocation
@@ -31,6 +32,10 @@ import Testing
         #expect(recorder.final?.image == nil, sourceLocation: sourceLocation)
         #expect(recorder.downloaderError?.caseName == expected, "got \(String(describing: recorder.error))",
                 sourceLocation: sourceLocation)
+        if let reason {
+            #expect(recorder.badImageDataReason?.caseName == reason, "got \(String(describing: recorder.error))",
+                    sourceLocation: sourceLocation)
+        }
 
         let next = DownloadRecorder()
         downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)&next=1"), completed: next.completed)
@@ -44,12 +49,14 @@ import Testing
     @Test(arguments: TestTransports.all)
     func serverError(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/status/500", "status500") }
     @Test(arguments: TestTransports.all)
-    func emptyBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/empty", "badImageData") }
+    func emptyBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/empty", "badImageData", reason: "emptyBody") }
     @Test(arguments: TestTransports.all)
-    func htmlBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/html", "badImageData") }
-    /// The decoder's typed cause is kept (`.decodingFailed`), not flattened into a message.
+    func htmlBody(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/html", "badImageData", reason: "notAnImage") }
+    /// Bad image data, with the decoder's typed cause kept inside (`.decoding`), not flattened into a message.
     @Test(arguments: TestTransports.all)
-    func corruptImage(_ transport: ImageDownloaderTransport) async { await expectFailure(transport, "/images/corrupt.jpg", "decodingFailed") }
+    func corruptImage(_ transport: ImageDownloaderTransport) async {
+        await expectFailure(transport, "/images/corrupt.jpg", "badImageData", reason: "decoding")
+    }
     /// libcurl reports a non-HTTP reply as "Received HTTP/0.9 when not allowed": corelibs maps it to
     /// `.unsupportedURL` (-1002), the curl transport to `.badServerResponse` (-1011, as Apple's URLSession).
     @Test(arguments: TestTransports.all)
@@ -72,7 +79,7 @@ import Testing
 
     @Test(arguments: TestTransports.all) func zeroPixelImage(_ transport: ImageDownloaderTransport) async {
         let context = ImageDownloaderContext(codersManager: ImageCodersManager(coders: [ZeroPixelTestCoder()]))
-        await expectFailure(transport, "/images/tiny.png", "badImageData", context: context)
+        await expectFailure(transport, "/images/tiny.png", "badImageData", reason: "zeroPixels", context: context)
     }
 
     @Test(arguments: TestTransports.all) func stallBeforeHeadersTimesOut(_ transport: ImageDownloaderTransport) async {

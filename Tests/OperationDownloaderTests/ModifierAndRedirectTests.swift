@@ -67,8 +67,9 @@ import Testing
         let recorder = DownloadRecorder()
         downloader.downloadImage(server.url("/status/404?tag=\(newTag())"), completed: recorder.completed)
         await recorder.waitForCompletion()
-        // The body is "status 404": accepted as a response, rejected by the decoder.
+        // The body is "status 404": accepted as a response, rejected as text.
         #expect(recorder.downloaderError?.caseName == "badImageData")
+        #expect(recorder.badImageDataReason?.caseName == "notAnImage", "got \(String(describing: recorder.error))")
     }
 
     @Test(arguments: TestTransports.all)
@@ -94,7 +95,7 @@ import Testing
         let context = ImageDownloaderContext(decryptor: ImageDownloaderDecryptorBlock { _, _ in nil })
         downloader.downloadImage(server.url("/images/tiny.png?tag=\(newTag())"), context: context, completed: recorder.completed)
         await recorder.waitForCompletion()
-        #expect(recorder.downloaderError?.caseName == "badImageData")
+        #expect(recorder.badImageDataReason?.caseName == "decryptorFailed", "got \(String(describing: recorder.error))")
     }
 
     @Test(arguments: TestTransports.all)
@@ -136,5 +137,9 @@ import Testing
         downloader.downloadImage(server.url("/redirect/60?tag=\(newTag())"), completed: recorder.completed)
         await recorder.waitForCompletion()
         #expect(recorder.downloaderError?.caseName == "network\(URLError.Code.httpTooManyRedirects.rawValue)")
+        // Said in plain words, with the count (issue 20, point 7), on both transports.
+        #expect(recorder.downloaderError.map(String.init(describing:)) == "too many redirects (20)",
+                "got \(String(describing: recorder.error))")
+        #expect(recorder.error?.localizedDescription == "too many redirects (20)")
     }
 }

@@ -64,7 +64,7 @@ import Testing
             ImageDownloaderError.network(URLError(.unknown)),  // FIN mid-body and TLS failures alike on Linux
             ImageDownloaderError.network(URLError(.httpTooManyRedirects)),
             ImageDownloaderError.network(URLError(.unsupportedURL)),
-            ImageDownloaderError.cancelled, ImageDownloaderError.badImageData("html"),
+            ImageDownloaderError.cancelled, ImageDownloaderError.badImageData(.notAnImage("an HTML page")),
             ImageDownloaderError.responseTooLarge(1 << 30), ImageDownloaderError.invalidURL,
             ImageDownloaderError.invalidDownloadContentType("text/html"), ImageDownloaderError.invalidDownloadResponse,
             ImageDownloaderError.notModified, ImageDownloaderError.cacheNotModified,
@@ -104,7 +104,7 @@ import Testing
 
     @Test func nonRetryableFailuresFailAtOnce() {
         let planner = Self.planner()
-        for failure: any Error in [ImageDownloaderError.invalidDownloadStatusCode(404), ImageDownloaderError.badImageData("x"), ImageDownloaderError.cancelled] {
+        for failure: any Error in [ImageDownloaderError.invalidDownloadStatusCode(404), ImageDownloaderError.badImageData(.decoding(.corrupt("x"))), ImageDownloaderError.cancelled] {
             #expect(planner.decide(after: failure, response: Self.response(status: 404), deliveredBeyondResponse: false, attempt: 1) == .fail)
         }
     }

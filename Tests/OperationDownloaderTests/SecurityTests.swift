@@ -287,10 +287,12 @@ import Testing
         let recorder = DownloadRecorder()
         downloader.downloadImage(url, completed: recorder.completed)
         await recorder.waitForCompletion()
-        // The decoder's typed cause stays reachable (issue 12, point 10).
-        #expect(recorder.downloaderError?.caseName == "decodingFailed", "got \(String(describing: recorder.error))")
-        if case .decodingFailed(let cause)? = recorder.downloaderError {
+        // Bad image data, with the decoder's typed cause inside (issues 12 and 20).
+        #expect(recorder.downloaderError?.caseName == "badImageData", "got \(String(describing: recorder.error))")
+        if case .badImageData(.decoding(let cause))? = recorder.downloaderError {
             #expect(cause == .tooLarge(width: 30_000, height: 30_000), "\(cause)")
+        } else {
+            Issue.record("got \(String(describing: recorder.error))")
         }
     }
 
@@ -300,7 +302,8 @@ import Testing
         let recorder = DownloadRecorder()
         downloader.downloadImage(server.url("/images/image.png?tag=\(newTag())"), options: .progressiveLoad, completed: recorder.completed)
         await recorder.waitForCompletion()
-        #expect(recorder.downloaderError?.caseName == "decodingFailed", "got \(String(describing: recorder.error))")
+        #expect(recorder.badImageDataReason?.decodingError == .tooLarge(width: 160, height: 120),
+                "got \(String(describing: recorder.error))")
         #expect(recorder.partials.isEmpty)
     }
 }

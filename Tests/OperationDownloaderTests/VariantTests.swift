@@ -88,8 +88,13 @@ import Testing
         #expect(server.stats(tag: tag).count == 1)
         #expect(plain.final?.image?.width == 160)
         #expect(cropped.final?.image?.width == 10 && cropped.final?.image?.height == 7)
-        // The transformer's own error, not a wrapped one.
-        #expect(failing.final?.error as? TransformerFailure == failure, "got \(String(describing: failing.error))")
+        // Bad image data naming the transformer, with the error it threw inside.
+        guard case .transformerFailed(let key, let thrown)? = failing.badImageDataReason else {
+            Issue.record("got \(String(describing: failing.error))")
+            return
+        }
+        #expect(key == "fails")
+        #expect(thrown as? TransformerFailure == failure, "\(thrown)")
         #expect(failing.final?.image == nil)
         // Nothing cached for the failed variant: the plain and the cropped images only.
         #expect(cache.count == 2)

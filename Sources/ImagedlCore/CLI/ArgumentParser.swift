@@ -23,7 +23,7 @@ public enum ArgumentParser {
 
     /// Download options that take a value (`imagedl thumbnail` passes these through for its URL inputs).
     static let downloadValueOptions: Set<String> = [
-        "--concurrency", "--output", "--thumbnail", "--timeout", "--header", "--user", "--password",
+        "--concurrency", "--output", "--thumbnail", "--timeout", "--max-time", "--header", "--user", "--password",
         "--http-cache", "--retry", "--input", "--transport", "--cacert", "--proxy",
     ]
     private static let downloadFlags: Set<String> = [
@@ -70,6 +70,11 @@ public enum ArgumentParser {
                         throw UsageError("--timeout needs a number of seconds above 0, not '\(value)'")
                     }
                     options.timeout = seconds
+                case "--max-time":
+                    guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= 7 * 86_400 else {
+                        throw UsageError("--max-time needs a number of seconds above 0, not '\(value)'")
+                    }
+                    options.maxTime = seconds
                 case "--header":
                     options.headers.append(try parseHeader(value))
                 case "--user":

@@ -36,8 +36,12 @@ public struct DownloadOptions: Equatable, Sendable {
     public var json = false
     /// Draw images in the terminal with 24-bit colour half-blocks (`--preview`).
     public var preview = false
-    /// Per-download timeout in seconds (`--timeout`, default 15).
+    /// The idle timeout in seconds (`--timeout`, default 15): a download fails when no byte arrived for this
+    /// long (`downloadTimeout`); a slow but steady one is never cut off.
     public var timeout: Double = 15
+    /// The cap on one download's whole transfer in seconds (`--max-time`, curl's `-m`;
+    /// `maximumDownloadDuration`); nil: none.
+    public var maxTime: Double?
     /// Extra request headers (`--header 'K: V'`, repeatable), in the order given.
     public var headers: [HTTPHeader] = []
     /// HTTP Basic credentials (`--user`, `--password`).

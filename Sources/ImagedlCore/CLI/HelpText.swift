@@ -8,8 +8,9 @@ enum HelpText {
 
     SYNOPSIS
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
-                       [--thumbnail WxH] [--json] [--preview] [--timeout S] [--header 'K: V']...
-                       [--user U --password P] [--http-cache DIR] [--retry N] [--input FILE]
+                       [--thumbnail WxH] [--json] [--preview] [--timeout S] [--max-time S]
+                       [--header 'K: V']... [--user U --password P] [--http-cache DIR]
+                       [--retry N] [--input FILE]
                        [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl --input FILE [options]
         imagedl decode FILE... [--json] [--rgba OUT] [--keep-color-profile]
@@ -50,7 +51,11 @@ enum HelpText {
         --json              Print one JSON object per URL (or per file with decode) and nothing else;
                             "network" holds the transport's metrics (HTTP version, address, reuse, ...).
         --preview           Draw each image in the terminal with 24-bit colour half-blocks.
-        --timeout S         Give up on a download when no byte arrived for S seconds (default 15).
+        --timeout S         Give up on a download when no byte arrived for S seconds (default 15). An
+                            idle timeout, like curl's --speed-time: a slow but steady download is never
+                            cut off, however long it takes.
+        --max-time S        Give up on a download whose transfer takes longer than S seconds in all
+                            (curl's -m; decoding does not count). Default: no limit.
         --header 'K: V'     Send this request header; repeat for several.
         --user U            User name for HTTP Basic authentication (needs --password).
         --password P        Password for HTTP Basic authentication (needs --user).
@@ -81,7 +86,9 @@ enum HelpText {
 
       decode
         --json              One JSON object per file with keys file, format, width, height, frames,
-                            orientation, error (null where they do not apply).
+                            orientation, color, color_detail, icc_profile_bytes, incomplete, error
+                            (null where they do not apply). incomplete is true when the data ends
+                            early and only part of the image could be decoded.
         --rgba OUT          Write the decoded first frame as raw RGBA8 (width*4 bytes per row, top row
                             first, straight alpha). OUT is a file for one input, a folder for several.
                             Pixels are sRGB: embedded ICC profiles (and PNG gAMA/cHRM) are applied.

@@ -38,8 +38,10 @@ struct DecodeReport {
     var succeeded: Bool { error == nil }
 
     /// `{"file", "format", "width", "height", "frames", "orientation", "color", "color_detail",
-    /// "icc_profile_bytes", "error"}` in that order ("color": "sRGB", "converted" or "not converted"); values that do
-    /// not apply are null (format is null when the content is not a known image format).
+    /// "icc_profile_bytes", "incomplete", "error"}` in that order ("color": "sRGB", "converted" or "not
+    /// converted"; "incomplete": true when the data ends early and only part of the image was decoded, as the
+    /// plain line says); values that do not apply are null (format is null when the content is not a known
+    /// image format, incomplete when nothing was decoded).
     var json: JSONValue {
         func optional(_ value: Int?) -> JSONValue { value.map(JSONValue.int) ?? .null }
         return .object([
@@ -52,6 +54,7 @@ struct DecodeReport {
             ("color", color.map { .string($0.state) } ?? .null),
             ("color_detail", color?.detail.map(JSONValue.string) ?? .null),
             ("icc_profile_bytes", optional(color?.profileBytes)),
+            ("incomplete", width == nil ? .null : .bool(isIncomplete)),
             ("error", error.map(JSONValue.string) ?? .null),
         ])
     }

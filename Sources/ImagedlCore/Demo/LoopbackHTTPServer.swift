@@ -19,14 +19,17 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
         var cacheControl: String
         /// The first this many requests for the path get `503 Service Unavailable` (to show `--retry`).
         var failFirst: Int
+        /// Answer `302 Found` with this `Location` instead of the body (a path pointing at itself is a loop).
+        var redirect: String?
 
         init(body: Data, contentType: String, drip: (chunkSize: Int, interval: Double)? = nil,
-             cacheControl: String = "no-store", failFirst: Int = 0) {
+             cacheControl: String = "no-store", failFirst: Int = 0, redirect: String? = nil) {
             self.body = body
             self.contentType = contentType
             self.drip = drip
             self.cacheControl = cacheControl
             self.failFirst = failFirst
+            self.redirect = redirect
         }
     }
 
@@ -164,6 +167,10 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
             }
             return
         }
+        if let location = resource.redirect {
+            send(fd, head(status: "302 Found", type: "text/plain", length: 0, location: location))
+            return
+        }
         let responseHead = head(status: "200 OK", type: resource.contentType, length: resource.body.count,
                                 cacheControl: resource.cacheControl)
         guard send(fd, responseHead) else { return }
@@ -200,8 +207,10 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
         return String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? target)
     }
 
-    private func head(status: String, type: String, length: Int, cacheControl: String = "no-store") -> Data {
+    private func head(status: String, type: String, length: Int, cacheControl: String = "no-store",
+                      location: String? = nil) -> Data {
         Data(("HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(length)\r\n"
+              + (location.map { "Location: \($0)\r\n" } ?? "")
               + "Cache-Control: \(cacheControl)\r\nConnection: close\r\n\r\n").utf8)
     }
 

@@ -164,6 +164,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         var configuration = ImageDownloaderConfiguration()
         configuration.maxConcurrentDownloads = options.concurrency
         configuration.downloadTimeout = options.timeout
+        configuration.maximumDownloadDuration = options.maxTime
         if options.retry > 0 {
             configuration.retryPolicy = ImageDownloaderRetryPolicy(maximumAttempts: options.retry + 1)
         }
@@ -271,7 +272,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             let response = responses[record.url]
             record.httpStatus = response?.statusCode
             record.state = cancelled ? .cancelled : .failed
-            record.error = describe(error, mimeType: response?.mimeType)
+            record.error = ErrorMessages.describe(error, mimeType: response?.mimeType)
             record.attempts = observedAttempts ?? 0
         case .success(let loaded):
             let image = loaded.image
@@ -366,39 +367,5 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         if let error = error as? ImageDownloaderError, case .cancelled = error { return true }
         if let error = error as? URLError, error.code == .cancelled { return true }
         return false
-    }
-
-    /// One short line per error: "HTTP 404 Not Found", "timed out after 2 s", "connection refused", ….
-    private func describe(_ error: any Error, mimeType: String? = nil) -> String {
-        if let error = error as? ImageDownloaderError {
-            switch error {
-            case .badImageData where mimeType.map({ !$0.lowercased().hasPrefix("image/") }) ?? false:
-                // The usual cause: an error or login page served with status 200.
-                return "not an image (the server sent \(mimeType ?? "?"))"
-            case .decodingFailed(.unsupportedFormat):
-                return "no registered decoder for \(mimeType ?? "this format")"
-            case .invalidDownloadStatusCode(let code):
-                return "HTTP \(code) \(HTTPURLResponse.localizedString(forStatusCode: code))"
-            case .network(let urlError):
-                return describe(urlError)
-            case .cancelled:
-                return "cancelled"
-            default:
-                return String(describing: error)
-            }
-        }
-        if let error = error as? URLError {
-            switch error.code {
-            case .timedOut: return "timed out after \(Formatting.seconds(options.timeout))"
-            case .cannotConnectToHost: return "connection refused"
-            case .cannotFindHost: return "host not found"
-            case .notConnectedToInternet: return "not connected to the internet"
-            case .cancelled: return "cancelled"
-            case .networkConnectionLost: return "connection lost"
-            default: return "network error \(error.code.rawValue): \(error.localizedDescription)"
-            }
-        }
-        if let error = error as? ImageDecodingError { return error.description }
-        return String(describing: error)
     }
 }

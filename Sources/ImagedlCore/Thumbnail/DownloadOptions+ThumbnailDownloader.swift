@@ -9,6 +9,7 @@ extension DownloadOptions {
         var configuration = ImageDownloaderConfiguration()
         configuration.maxConcurrentDownloads = concurrency
         configuration.downloadTimeout = timeout
+        configuration.maximumDownloadDuration = maxTime
         configuration.username = user
         configuration.password = password
         configuration.httpCache = httpCacheDirectory.map {

@@ -105,7 +105,7 @@ final class ThumbnailCommand: Sendable {
                         record.error = "cannot write \(record.destination.path): \(error.localizedDescription)"
                     }
                 case .failure(let error):
-                    record.error = Self.describe(error)
+                    record.error = ErrorMessages.describe(error)
                 }
                 record.seconds = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
             }
@@ -119,7 +119,7 @@ final class ThumbnailCommand: Sendable {
         downloader.downloadImage(url, options: options, context: nil, progress: nil) { _, data, error, finished in
             guard finished else { return }
             if let error {
-                queue.push(.failure(index: index, Self.describe(error)))
+                queue.push(.failure(index: index, ErrorMessages.describe(error)))
             } else if let data, !data.isEmpty {
                 queue.push(.data(index: index, data))
             } else {
@@ -146,23 +146,6 @@ final class ThumbnailCommand: Sendable {
         guard let scheme = input.split(separator: ":", maxSplits: 1).first?.lowercased(),
               scheme == "http" || scheme == "https" else { return nil }
         return try? ArgumentParser.parseURL(input)
-    }
-
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case let error as ImageDecodingError where error == .unsupportedFormat:
-            return "not an image this build can decode"
-        case let error as ImageDecodingError: return error.description
-        case let error as ImageEncodingError: return error.description
-        case let error as ImageProcessingError: return error.description
-        case let error as ImageDownloaderError:
-            if case .invalidDownloadStatusCode(let code) = error {
-                return "HTTP \(code) \(HTTPURLResponse.localizedString(forStatusCode: code))"
-            }
-            if case .network(let urlError) = error { return "network error: \(urlError.localizedDescription)" }
-            return String(describing: error)
-        default: return String(describing: error)
-        }
     }
 }
 

@@ -77,6 +77,10 @@ extension ImageDownloader {
                     completed?(nil, nil, refusal, true)
                     return nil
                 }
+                // A modifier that changed the timeout sets this download's idle timeout (as on SDWebImage, whose
+                // session uses the request's).
+                let idle = DownloadSettings.idleTimeout(resolved.downloadTimeout ?? storedConfiguration.downloadTimeout)
+                if modified, prepared.timeoutInterval != idle { resolved.downloadTimeout = prepared.timeoutInterval }
                 let operation = makeOperation(
                     request: prepared, cacheRequest: request, options: options, context: resolved)
                 made = (operation, prepared)

@@ -30,6 +30,10 @@ extension ImageDownloader {
 
     /// Timeout, cache policy, the downloader's headers (the request's own win), then the request modifier.
     ///
+    /// The timeout callers see (the token's and the operation's `request`, what the modifier receives) is the
+    /// idle timeout, `downloadTimeout` (0 or less: 15 s), as SDWebImage's request carries it. The URLSession
+    /// transport's backstop lives only in that transport's own copy of the request (URLSessionTransfer).
+    ///
     /// Built with as few `URLRequest` mutations as possible: in corelibs Foundation each one copies the
     /// request when it is shared, and `setValue(_:forHTTPHeaderField:)` costs about 16 k instructions
     /// (callgrind), several times a whole small download's share of the package. The downloader's headers
@@ -39,8 +43,7 @@ extension ImageDownloader {
     func prepareRequest(
         _ request: URLRequest, plain: Bool, options: ImageDownloaderOptions, context: ImageDownloaderContext
     ) -> (request: URLRequest, modified: Bool)? {
-        // The transport's own timeout is a backstop: the operation enforces the idle timeout itself.
-        let timeout = DownloadSettings.backstopTimeout(idle: context.downloadTimeout ?? storedConfiguration.downloadTimeout)
+        let timeout = DownloadSettings.idleTimeout(context.downloadTimeout ?? storedConfiguration.downloadTimeout)
         let policy: URLRequest.CachePolicy = options.contains(.useURLCache) ? request.cachePolicy : .reloadIgnoringLocalCacheData
         var prepared: URLRequest
         if plain, let url = request.url {

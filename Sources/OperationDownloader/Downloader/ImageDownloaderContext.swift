@@ -47,7 +47,8 @@ public struct ImageDownloaderContext: Sendable {
     public var postsNotifications: Bool?
     /// Transforms the decoded image for this caller (resize, crop, ...), partial images included; its `key` is
     /// part of the memory-cache key. Callers with different transformers still share one network request; a
-    /// transformer that throws fails this caller alone, with its error, and nothing is cached.
+    /// transformer that throws fails this caller alone with `.badImageData(.transformerFailed(key:error:))`, the
+    /// error it threw inside, and nothing is cached.
     public var transformer: (any ImageTransformer)?
     /// Overrides `ImageDownloaderConfiguration.retryPolicy` for this request.
     public var retryPolicy: ImageDownloaderRetryPolicy?

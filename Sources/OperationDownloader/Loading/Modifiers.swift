@@ -16,7 +16,7 @@ public protocol ImageDownloaderResponseModifier: Sendable {
 }
 
 /// Turns the downloaded bytes into image bytes (for example decrypts them) before decoding.
-/// Returning `nil` fails the download with `ImageDownloaderError.badImageData`.
+/// Returning `nil` (or no bytes) fails the download with `ImageDownloaderError.badImageData(.decryptorFailed)`.
 public protocol ImageDownloaderDecryptor: Sendable {
     func decryptedData(with data: Data, response: URLResponse?) -> Data?
 }

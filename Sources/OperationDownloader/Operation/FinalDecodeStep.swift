@@ -19,12 +19,12 @@ struct FinalDecodeStep {
     func run(
         _ received: Data, response: URLResponse?, progressive: ProgressiveDecoding?, callers: [CallbackRecord]?
     ) -> DownloadEnding {
-        guard !received.isEmpty else { return .failure(ImageDownloaderError.badImageData("empty response body")) }
+        guard !received.isEmpty else { return .failure(ImageDownloaderError.badImageData(.emptyBody)) }
         if transaction.isCachedBody(received) { return .failure(ImageDownloaderError.cacheNotModified) }
         var data = received
         if let decryptor {
             guard let decrypted = decryptor.decryptedData(with: received, response: response), !decrypted.isEmpty else {
-                return .failure(ImageDownloaderError.badImageData("the decryptor returned no data"))
+                return .failure(ImageDownloaderError.badImageData(.decryptorFailed))
             }
             data = decrypted
         }

@@ -45,12 +45,12 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
         case .success(let value): image = value
         }
         if image.isIncomplete && !record.allowsIncompleteImages {
-            return (nil, ImageDownloaderError.badImageData(
-                "truncated: the data (\(data.count) bytes) ends before the image is complete; "
-                    + "set allowsIncompleteImages to receive the partial image"))
+            return (nil, ImageDownloaderError.badImageData(.truncated(receivedBytes: data.count, partialImageAvailable: true)))
         }
         switch transform(image, variant: record.variant, with: record.transformer) {
-        case .failure(let error): return (nil, error)
+        case .failure(let error):
+            // The error the transformer threw stays inside the reason, with the transformer's key.
+            return (nil, ImageDownloaderError.badImageData(.transformerFailed(key: record.transformer?.key ?? "", error: error)))
         case .success(var output):
             output.isIncomplete = image.isIncomplete
             return (output, nil)
@@ -65,7 +65,7 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
             var image = try manager.decode(data, options: options)
             image.scale = options.scaleFactor
             outcome = image.width > 0 && image.height > 0 && !image.pixels.isEmpty
-                ? .success(image) : .failure(ImageDownloaderError.badImageData("image has zero pixels"))
+                ? .success(image) : .failure(ImageDownloaderError.badImageData(.zeroPixels))
         } catch {
             outcome = .failure(Self.downloaderError(forDecoding: error, data: data, coders: manager.coders))
         }
@@ -86,7 +86,7 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
         switch outcome {
         case .success(var image):
             guard image.width > 0, image.height > 0, !image.pixels.isEmpty else {
-                return .failure(ImageDownloaderError.badImageData("image has zero pixels"))
+                return .failure(ImageDownloaderError.badImageData(.zeroPixels))
             }
             image.scale = scale
             return .success(image)
@@ -95,23 +95,22 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
         }
     }
 
-    /// The error a caller gets when the decoder threw: the decoder's typed cause (`.decodingFailed`), except
+    /// The error a caller gets when the decoder threw: `.badImageData` with the decoder's typed cause, except
     /// for data no coder knows: a missing codec library is `.unsupportedOnPlatform` naming what to install,
-    /// and data that is no image at all is `.badImageData` saying what it looks like.
+    /// and data that is no image at all is `.notAnImage` saying what it looks like.
     static func downloaderError(forDecoding error: any Error, data: Data, coders: [any ImageCoder]) -> ImageDownloaderError {
         if let already = error as? ImageDownloaderError { return already }
-        guard let decodingError = error as? ImageDecodingError else {
-            return .decodingFailed(.corrupt(String(describing: error)))
+        guard let decodingError = error as? ImageDecodingError, decodingError == .unsupportedFormat else {
+            return .badImageData(.decoderThrew(error, receivedBytes: data.count))
         }
-        guard decodingError == .unsupportedFormat else { return .decodingFailed(decodingError) }
         let format = ImageFormat(sniffing: data)
         if format == .undefined {
-            if let what = BodySniffer.describeNonImage(data) { return .badImageData("not an image: the body is \(what)") }
-            return .badImageData(
-                "not an image: no registered coder recognises the data (it starts with \(BodySniffer.hexPrefix(data)))")
+            let what = BodySniffer.describeNonImage(data)
+                ?? "unknown binary data (it starts with \(BodySniffer.hexPrefix(data)))"
+            return .badImageData(.notAnImage(what))
         }
         if let missing = MissingCodecLibrary.reason(for: format, coders: coders) { return .unsupportedOnPlatform(missing) }
-        return .decodingFailed(decodingError)
+        return .badImageData(.decoding(decodingError))
     }
 }
 

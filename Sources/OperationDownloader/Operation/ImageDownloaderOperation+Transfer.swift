@@ -34,23 +34,28 @@ extension ImageDownloaderOperation: TransferClient {
     /// (ImageDownloaderOperation+Retry.swift), each seen by the callers as a start. `first` false: a later
     /// transfer of the same attempt (the HTTP cache's refetch), which the callers already saw start.
     func startAttempt(_ request: URLRequest, first: Bool = true) {
-        let transport = resolveTransport()
+        // data: URLs are served by the package itself, on every transport (DataURLTransfer).
+        let servesData = DataURLTransfer.serves(request)
+        let transport = servesData ? nil : resolveTransport()
         // Refused before anything is sent: a request without a URL is a fatal error inside corelibs, and a host
         // the transport cannot reach fails with an unexplained code. (The downloader checked its requests already.)
         let refusal: ImageDownloaderError? = request.url.map { url in
-            context.downloader == nil ? transport.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
+            context.downloader == nil ? transport?.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
         } ?? .invalidURL
         if let refusal {
             state.withLock { $0.metrics.startedAt = Date() }
             finish(error: refusal, cancelTransfer: false)
             return
         }
-        let transfer = transport.makeTransfer(
-            TransferRequest(
-                urlRequest: request, allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
-                priority: TransferRequest.priority(for: queuePriority), idleTimeout: settings.idleTimeout,
-                maximumResponseSize: settings.maximumResponseSize),
-            client: self)
+        let transferRequest = TransferRequest(
+            urlRequest: request, allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            priority: TransferRequest.priority(for: queuePriority), idleTimeout: settings.idleTimeout,
+            maximumResponseSize: settings.maximumResponseSize)
+        let transfer: any TransportTransfer = if let transport {
+            transport.makeTransfer(transferRequest, client: self)
+        } else {
+            DataURLTransfer(request: transferRequest, client: self)
+        }
         let timeouts = TransferTimeouts(
             monitor: deadlineMonitor, idle: settings.idleTimeout, maximumDuration: settings.maximumDownloadDuration)
         let (cancelledWhileStarting, reports): (Bool, Bool) = state.withLock {
@@ -59,6 +64,7 @@ extension ImageDownloaderOperation: TransferClient {
         }
         if cancelledWhileStarting {
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)
+            transfer.cancel()  // also when the operation had already finished: a URLSession task exists already
             return
         }
         if first {
@@ -68,8 +74,8 @@ extension ImageDownloaderOperation: TransferClient {
         }
         let running = timeouts.start(
             lastActivity: { [weak self] in self?.lastActivity(of: transfer) ?? 0 },
-            onTimeout: { [weak self] in
-                self?.attemptFailed(transfer, ImageDownloaderError.network(URLError(.timedOut)), cancelTransfer: true)
+            onTimeout: { [weak self] error in
+                self?.attemptFailed(transfer, ImageDownloaderError.network(error), cancelTransfer: true)
             })
         let kept: Bool = state.withLock { s in
             s.modifyAttempt(of: transfer) { attempt in
@@ -193,7 +199,7 @@ extension ImageDownloaderOperation: TransferClient {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         if let verdict = sniff(bytes, data: data, from: transfer), case .notAnImage(let what) = verdict {
             // Said at once, and the rest of the body is never fetched.
-            finish(error: ImageDownloaderError.badImageData("not an image: the body is \(what)"), cancelTransfer: true)
+            finish(error: ImageDownloaderError.badImageData(.notAnImage(what)), cancelTransfer: true)
             return
         }
         let limit = settings.maximumResponseSize
@@ -287,19 +293,22 @@ extension ImageDownloaderOperation: TransferClient {
 
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics) {
         var bodySize = settings.maximumResponseSize &+ 1  // what a transport's size limit reports at least
+        var redirects = 0
         let ended: (attempt: Attempt, cancelRequested: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)?
             = state.withLock { s in
                 guard let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
                 s.metrics.record(metrics, requestsBefore: s.requestsSent)
                 s.requestsSent = s.metrics.attemptCount
                 bodySize = max(bodySize, attempt.expectedSize, attempt.buffer.count)
+                redirects = s.metrics.redirectCount
                 // The transfer is over: decoding never counts against a timeout.
                 return (attempt, s.cancelRequested, s.stopTimeouts())
             }
         guard let (attempt, cancelRequested, timeouts) = ended else { return }
         if let (clocks, running) = timeouts { clocks.stop(running) }
         if let error {
-            attemptFailed(transfer, Self.downloaderError(for: error, cancelRequested: cancelRequested, bodySize: bodySize))
+            attemptFailed(transfer, Self.downloaderError(
+                for: error, cancelRequested: cancelRequested, bodySize: bodySize, redirectCount: redirects))
             return
         }
         let (response, codes) = state.withLock { ($0.response, $0.acceptableStatusCodes) }
@@ -324,11 +333,19 @@ extension ImageDownloaderOperation: TransferClient {
 
     /// The transport's error as the callers see it: `ImageDownloaderError`s pass through, URL errors become
     /// `.network` (a cancel this operation asked for is `.cancelled`; a transport's own size limit,
-    /// `.dataLengthExceedsMaximum`, is `.responseTooLarge(bodySize)` as the operation's check reports it).
-    static func downloaderError(for error: any Error, cancelRequested: Bool, bodySize: Int = 0) -> ImageDownloaderError {
+    /// `.dataLengthExceedsMaximum`, is `.responseTooLarge(bodySize)` as the operation's check reports it; a
+    /// transport's own redirect limit says how many redirects were followed, as the operation's does).
+    static func downloaderError(
+        for error: any Error, cancelRequested: Bool, bodySize: Int = 0, redirectCount: Int = 0
+    ) -> ImageDownloaderError {
         if let already = error as? ImageDownloaderError { return already }
         if let urlError = error as? URLError {
             if urlError.code == .dataLengthExceedsMaximum { return .responseTooLarge(bodySize) }
+            if urlError.code == .httpTooManyRedirects, urlError.userInfo[NetworkErrorText.UserInfoKey.redirectCount] == nil {
+                var info = urlError.userInfo
+                info[NetworkErrorText.UserInfoKey.redirectCount] = redirectCount
+                return .network(URLError(.httpTooManyRedirects, userInfo: info))
+            }
             return urlError.code == .cancelled && cancelRequested ? .cancelled : .network(urlError)
         }
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))

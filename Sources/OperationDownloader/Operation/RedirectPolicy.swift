@@ -22,7 +22,11 @@ struct RedirectPolicy {
     /// a host the transport cannot load is refused. Otherwise the downloader's headers are kept, but the
     /// Authorization header never goes to another origin.
     func decide(_ request: URLRequest, count: Int) -> Decision {
-        if count > Self.maximumRedirects { return .refuse(.network(URLError(.httpTooManyRedirects))) }
+        if count > Self.maximumRedirects {
+            var info: [String: Any] = [NetworkErrorText.UserInfoKey.redirectCount: Self.maximumRedirects]
+            if let url = originalRequest.url { info[NSURLErrorFailingURLErrorKey] = url }
+            return .refuse(.network(URLError(.httpTooManyRedirects, userInfo: info)))
+        }
         let scheme = request.url?.scheme?.lowercased()
         guard scheme == "http" || scheme == "https", let url = request.url, url.host?.isEmpty == false else {
             return .refuse(.network(URLError(.unsupportedURL)))

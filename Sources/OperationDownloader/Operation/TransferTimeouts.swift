@@ -21,11 +21,31 @@ struct TransferTimeouts: Sendable {
     let maximumDuration: TimeInterval?
 
     /// Starts both clocks. `lastActivity`: the monitor time of the transfer's latest event; `onTimeout` runs (at
-    /// most once per clock, on the monitor's queue) when one runs out.
-    func start(lastActivity: @escaping @Sendable () -> UInt64, onTimeout: @escaping @Sendable () -> Void) -> Running {
-        Running(
-            idle: monitor.register(idle: idle, lastActivity: lastActivity, handler: onTimeout),
-            total: maximumDuration.map { monitor.register(after: $0, handler: onTimeout) })
+    /// most once per clock, on the monitor's queue) when one runs out, with the error saying which.
+    func start(
+        lastActivity: @escaping @Sendable () -> UInt64, onTimeout: @escaping @Sendable (URLError) -> Void
+    ) -> Running {
+        // The errors are made only when a clock runs out: every download starts these clocks.
+        let idle = idle
+        return Running(
+            idle: monitor.register(idle: idle, lastActivity: lastActivity) {
+                onTimeout(Self.error("no data for \(Self.seconds(idle))"))
+            },
+            total: maximumDuration.map { limit in
+                monitor.register(after: limit) {
+                    onTimeout(Self.error("the download took longer than its \(Self.seconds(limit)) maximum"))
+                }
+            })
+    }
+
+    /// `.timedOut`, saying which clock ran out (shown by `ImageDownloaderError.description`).
+    private static func error(_ text: String) -> URLError {
+        URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: text])
+    }
+
+    /// "2 s", "0.5 s".
+    static func seconds(_ value: TimeInterval) -> String {
+        value == value.rounded() && abs(value) < 1e9 ? "\(Int(value)) s" : "\(value) s"
     }
 
     /// Stops the clocks of `running` (idempotent for the monitor).

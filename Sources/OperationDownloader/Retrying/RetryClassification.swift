@@ -29,7 +29,7 @@ enum RetryClassification {
             switch error {
             case .invalidDownloadStatusCode(let status): return retryableStatusCodes.contains(status)
             case .network(let urlError): return retryableURLErrorCodes.contains(urlError.code)
-            case .invalidURL, .badImageData, .decodingFailed, .cacheNotModified, .notModified, .invalidDownloadOperation,
+            case .invalidURL, .badImageData, .cacheNotModified, .notModified, .invalidDownloadOperation,
                  .invalidDownloadContentType, .invalidDownloadResponse, .responseTooLarge, .cancelled,
                  .unsupportedOnPlatform:
                 return false

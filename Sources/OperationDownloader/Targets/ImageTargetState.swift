@@ -253,7 +253,7 @@ final class ImageTargetState: @unchecked Sendable {  // `lock` guards `active` a
                 ImageTargetResult(
                     image: image, data: data, url: request.url, source: source, response: response, metrics: metrics))
         } else {
-            result = .failure(ImageDownloaderError.badImageData("the download produced no image"))
+            result = .failure(ImageDownloaderError.badImageData(.noImage))
         }
         for caller in callers { caller.completed?(result) }
     }

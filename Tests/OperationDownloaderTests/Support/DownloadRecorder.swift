@@ -103,7 +103,6 @@ extension ImageDownloaderError {
         switch self {
         case .invalidURL: return "invalidURL"
         case .badImageData: return "badImageData"
-        case .decodingFailed: return "decodingFailed"
         case .cacheNotModified: return "cacheNotModified"
         case .notModified: return "notModified"
         case .invalidDownloadOperation: return "invalidDownloadOperation"
@@ -116,4 +115,26 @@ extension ImageDownloaderError {
         case .network(let error): return "network\(error.code.rawValue)"
         }
     }
+}
+
+extension BadImageDataReason {
+    /// The case name, for readable expectations ("emptyBody", "notAnImage", "truncated", "decoding"...).
+    var caseName: String {
+        switch self {
+        case .emptyBody: return "emptyBody"
+        case .notAnImage: return "notAnImage"
+        case .truncated: return "truncated"
+        case .zeroPixels: return "zeroPixels"
+        case .decoding: return "decoding"
+        case .coderFailed: return "coderFailed"
+        case .transformerFailed: return "transformerFailed"
+        case .decryptorFailed: return "decryptorFailed"
+        case .noImage: return "noImage"
+        }
+    }
+}
+
+extension DownloadRecorder {
+    /// The reason of a `.badImageData` final answer, else nil.
+    var badImageDataReason: BadImageDataReason? { downloaderError?.badImageDataReason }
 }

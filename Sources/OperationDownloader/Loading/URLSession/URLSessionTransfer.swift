@@ -16,8 +16,9 @@ import FoundationNetworking
 ///   gets the client's credential or is cancelled, and then the 401 is the final response.
 /// - A credential given after a redirect makes corelibs restart the ORIGINAL request (which redirects again:
 ///   21 requests, then -1007): such a challenge is refused without asking the client.
-/// - The request timeout is truncated to whole seconds (0.5 fails at once): it is set to the idle timeout
-///   rounded up, a backstop behind the operation's own timeouts.
+/// - The request timeout is truncated to whole seconds (0.5 fails at once): the task's copy of the request
+///   carries the idle timeout rounded up plus a margin, a backstop behind the operation's own timeouts (the
+///   request callers see keeps their `downloadTimeout`).
 /// - No server-trust challenge exists on Linux: with `.allowInvalidSSLCertificates` a TLS failure completes
 ///   with `.unsupportedOnPlatform` saying so.
 ///
@@ -34,9 +35,11 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     /// here); nil: this transfer is the task's delegate itself.
     private weak var sessionDelegate: (any URLSessionDataDelegate)?
     private let lock = NSLock()
+    /// Made with the transfer (its priority set), so that observers of `imageDownloadStart`, posted before
+    /// `resume()`, already see the operation's `dataTask`.
+    private let task: URLSessionDataTask
     // Only touched under `lock`: no dynamic exclusivity check needed.
     @exclusivity(unchecked) private var stage = Stage.created
-    @exclusivity(unchecked) private var task: URLSessionDataTask?
     /// A redirect or challenge completion handler is pending: a cancel waits until it was called.
     @exclusivity(unchecked) private var deciding = false
     @exclusivity(unchecked) private var cancelAfterDecision = false
@@ -52,10 +55,22 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         self.request = request
         self.client = client
         self.sessionDelegate = sessionDelegate
+        var urlRequest = request.urlRequest
+        let backstop = DownloadSettings.backstopTimeout(idle: request.idleTimeout)
+        if urlRequest.timeoutInterval != backstop { urlRequest.timeoutInterval = backstop }
+        let task = session.dataTask(with: urlRequest)
+        // corelibs stores the priority but libcurl does not use it; set it anyway (Apple uses it).
+        if request.priority != URLSessionTask.defaultPriority { task.priority = request.priority }
+        self.task = task
+        if let sessionDelegate {
+            router?.bind(task, to: sessionDelegate, transfer: self)
+        } else {
+            router?.bind(task, to: self)
+        }
     }
 
-    /// The data task, once resumed.
-    var dataTask: URLSessionDataTask? { lock.withLock { task } }
+    /// The data task, made with the transfer (suspended until `resume()`).
+    var dataTask: URLSessionDataTask? { task }
 
     /// Whether `task` is this transfer's and still reports events.
     func owns(_ task: URLSessionTask) -> Bool {
@@ -65,42 +80,27 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     // MARK: - TransportTransfer
 
     func resume() {
-        guard lock.withLock({ stage == .created }) else { return }
-        var urlRequest = request.urlRequest
-        let backstop = DownloadSettings.backstopTimeout(idle: request.idleTimeout)
-        if urlRequest.timeoutInterval != backstop { urlRequest.timeoutInterval = backstop }
-        let task = session.dataTask(with: urlRequest)
-        // corelibs stores the priority but libcurl does not use it; set it anyway (Apple uses it).
-        if request.priority != URLSessionTask.defaultPriority { task.priority = request.priority }
-        if let sessionDelegate {
-            router?.bind(task, to: sessionDelegate, transfer: self)
-        } else {
-            router?.bind(task, to: self)
-        }
-        let cancelledMeanwhile: Bool = lock.withLock {
-            self.task = task
-            guard stage == .created else { return true }
+        let starts: Bool = lock.withLock {
+            guard stage == .created else { return false }
             stage = .running
-            return false
+            return true
         }
-        task.resume()
-        if cancelledMeanwhile { stop(task) }
+        if starts { task.resume() }
     }
 
     func cancel() {
-        let (running, deferred): (URLSessionDataTask?, Bool) = lock.withLock {
-            guard stage != .ended else { return (nil, false) }
-            let wasRunning = stage == .running
+        let deferred: Bool? = lock.withLock {
+            guard stage != .ended else { return nil }
             stage = .ended
-            guard wasRunning else { return (nil, false) }
             if deciding { cancelAfterDecision = true }
-            return (task, deciding)
+            return deciding
         }
-        guard let running else { return }
+        guard let deferred else { return }
         if deferred {
-            router?.forget(running)  // the cancel itself follows the decision (`endDecision`)
+            router?.forget(task)  // the cancel itself follows the decision (`endDecision`)
         } else {
-            stop(running)
+            // Also a task never resumed: a session waits for each of its tasks before it invalidates.
+            stop(task)
         }
     }
 
@@ -110,7 +110,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     func resumeReading() {}
 
     func setPriority(_ priority: Float) {
-        guard let task = lock.withLock({ task }), task.priority != priority else { return }
+        guard task.priority != priority else { return }
         task.priority = priority
     }
 
@@ -178,15 +178,15 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         // Never `.performDefaultHandling` (it hangs forever on Linux) and never a nil credential (it crashes).
         completionHandler(.cancelAuthenticationChallenge, nil)
         // The 401 already reached the client: it is the final response. Report the end and stop the task.
-        let (live, current): (Bool, URLSessionDataTask?) = lock.withLock {
+        let live: Bool = lock.withLock {
             deciding = false
             cancelAfterDecision = false
             let live = stage == .running
             stage = .ended
-            return (live, self.task)
+            return live
         }
         if live { client?.transfer(self, didCompleteWith: nil, metrics: TransferMetrics()) }
-        if let current { stop(current) }
+        stop(task)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -219,12 +219,12 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     /// Issues the cancel that arrived while the decision was being made, after its completion handler (queued
     /// behind that handler's own work on the task's queue, so corelibs sees them in order).
     private func endDecision() {
-        let deferred: URLSessionDataTask? = lock.withLock {
+        let deferred: Bool = lock.withLock {
             deciding = false
             defer { cancelAfterDecision = false }
-            return cancelAfterDecision ? task : nil
+            return cancelAfterDecision
         }
-        deferred?.cancel()
+        if deferred { task.cancel() }
     }
 
     /// A `URLError` as the seam expects it; a TLS failure with `.allowInvalidSSLCertificates` on Linux says that
