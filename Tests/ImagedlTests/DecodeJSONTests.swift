@@ -4,7 +4,7 @@ import Testing
 @testable import ImagedlCore
 
 @Suite struct DecodeJSONTests {
-    static let keys = ["file", "format", "width", "height", "frames", "orientation", "color", "color_detail",
+    static let keys = ["file", "format", "width", "height", "frames", "duration", "orientation", "color", "color_detail",
                        "icc_profile_bytes", "error"]
 
     /// Runs `imagedl decode --json` in process and parses every line.
