@@ -147,8 +147,9 @@ final class FinishingIncrementalDecoder: IncrementalImageDecoder {
         if let finalImage { return finalImage }
         var image = base.currentImage().map { ImageCodersManager.finish($0, options: options) }
         if isFinal {
-            defer { scope?.release() }
-            if let finished = image { image = try? ImageCodersManager.preloadingFrames(finished, options: options) }
+            // Released before preloading, which reserves on its own: a decode never waits while it holds.
+            scope?.release()
+            if let finished = image { image = (try? ImageCodersManager.preloadingFrames(finished, options: options)) ?? finished }
             finalImage = image
         }
         return image
