@@ -68,6 +68,24 @@ import Testing
         #expect(budget.reservedBytes == 0)
     }
 
+    /// A first frame larger than the logical screen (16×16 on 10×10, the shape of image-rs'
+    /// issue_1455_oversized.gif) is clipped to the screen, as image-rs renders it (Docs/Decoding.md says why).
+    @Test func gifFramesLargerThanTheScreenAreClippedToIt() throws {
+        let big = (0..<256).map { UInt8(($0 % 16 + $0 / 16) % 4) }
+        let data = AnimationBuilders.gif(width: 10, height: 10, frames: [
+            .init(width: 16, height: 16, indices: big),
+            .init(x: 6, y: 6, width: 8, height: 8, indices: [UInt8](repeating: 3, count: 64)),
+        ])
+        let image = try ImageCodersManager.shared.decode(data)
+        #expect(image.width == 10 && image.height == 10 && image.frameCount == 2)
+        let palette: [[UInt8]] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 255, 255]]
+        let clipped = (0..<100).flatMap { palette[Int(big[($0 / 10) * 16 + $0 % 10])] }
+        #expect(image.pixels == clipped)
+        var second = clipped
+        for y in 6..<10 { for x in 6..<10 { second.replaceSubrange((y * 10 + x) * 4..<(y * 10 + x) * 4 + 4, with: palette[3]) } }
+        #expect(try image.animation?.frame(at: 1) == second)
+    }
+
     @Test func truncatedGIFKeepsItsFramesAndIsIncomplete() throws {
         let data = AnimationBuilders.randomGIF(seed: 11, width: 40, height: 30, frameCount: 16)
         try Self.expectTruncatedKeepsWholeFrames(data, lastMayBePartial: true)
