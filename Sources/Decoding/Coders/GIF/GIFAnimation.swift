@@ -80,15 +80,15 @@ struct GIFAnimation: AnimationSource {
     final class Compositor: AnimationCompositor {
         private let animation: GIFAnimation
         private(set) var nextIndex: Int
-        private var canvas: [UInt32]
+        private var canvas: [UInt8]
 
         init(animation: GIFAnimation, next: Int, fill: UInt32) {
             self.animation = animation
             nextIndex = next
-            canvas = [UInt32](repeating: fill, count: animation.canvasWidth * animation.canvasHeight)
+            canvas = GIFCanvas.filled(with: fill, pixels: animation.canvasWidth * animation.canvasHeight)
         }
 
-        var retainedBytes: Int { canvas.count * 4 }
+        var retainedBytes: Int { canvas.count }
 
         func advance(output: Bool) throws -> [UInt8]? {
             let a = animation
@@ -102,7 +102,8 @@ struct GIFAnimation: AnimationSource {
             if frame.disposal == 3 { frame.savedBackground = GIFCanvas.copyRect(of: frame, from: canvas, width: a.canvasWidth) }
             decode(record, into: frame)
             GIFCanvas.composite(frame, into: &canvas, width: a.canvasWidth, height: a.canvasHeight)
-            let out = output ? GIFCanvas.bytes(of: canvas) : nil
+            // Shared until the canvas changes next (disposal, or the next frame): one copy per frame handed out.
+            let out = output ? canvas : nil
             GIFCanvas.dispose(frame, in: &canvas, width: a.canvasWidth)
             return out
         }

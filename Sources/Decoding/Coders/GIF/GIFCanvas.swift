@@ -1,15 +1,30 @@
-/// Compositing on a GIF canvas of packed RGBA pixels (`GIFStreamDecoder.pack`), shared by the decoder that
-/// renders the poster while bytes arrive and by the compositor that renders frames on demand.
+/// Compositing on a GIF canvas: RGBA8 bytes, written a pixel at a time as packed values
+/// (`GIFStreamDecoder.pack`), so the canvas itself is the image handed out (the poster needs no copy). Shared
+/// by the decoder that renders the poster while bytes arrive and by the compositor that renders frames on
+/// demand.
 enum GIFCanvas {
+    /// A canvas of `pixels` pixels, each `value`.
+    static func filled(with value: UInt32, pixels: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: pixels * 4) { buffer, initialized in
+            buffer.withMemoryRebound(to: UInt32.self) { $0.initialize(repeating: value) }
+            initialized = pixels * 4
+        }
+    }
+
+    /// `canvas` seen as packed pixels.
+    private static func withPixels<R>(_ canvas: inout [UInt8], _ body: (UnsafeMutableBufferPointer<UInt32>) -> R) -> R {
+        canvas.withUnsafeMutableBufferPointer { bytes in bytes.withMemoryRebound(to: UInt32.self, body) }
+    }
+
     /// Draws every index `frame` has received; transparent indices leave the canvas as it is.
-    static func composite(_ frame: GIFFrameState, into target: inout [UInt32], width canvasWidth: Int, height canvasHeight: Int) {
+    static func composite(_ frame: GIFFrameState, into target: inout [UInt8], width canvasWidth: Int, height canvasHeight: Int) {
         let w = frame.writer
         let clipWidth = w.clipWidth
-        guard clipWidth > 0, target.count == canvasWidth * canvasHeight else { return }
+        guard clipWidth > 0, target.count == canvasWidth * canvasHeight * 4 else { return }
         let transparent = frame.transparentIndex ?? -1
         frame.palette.withUnsafeBufferPointer { palette in
             w.indices.withUnsafeBufferPointer { indices in
-                target.withUnsafeMutableBufferPointer { out in
+                withPixels(&target) { out in
                     func drawRow(streamRow: Int, columns: Int) {
                         let fy = w.frameRow(forStreamRow: streamRow)
                         guard fy >= w.clipY0 && fy < w.clipY1 else { return }
@@ -29,36 +44,37 @@ enum GIFCanvas {
         }
     }
 
-    /// The canvas under the clipped frame rectangle (for disposal 3).
-    static func copyRect(of frame: GIFFrameState, from canvas: [UInt32], width: Int) -> [UInt32] {
+    /// The canvas bytes under the clipped frame rectangle, row after row (for disposal 3).
+    static func copyRect(of frame: GIFFrameState, from canvas: [UInt8], width: Int) -> [UInt8] {
         let w = frame.writer
-        var saved: [UInt32] = []
+        var saved: [UInt8] = []
         // A frame entirely right of the screen has rows inside it but no columns: nothing to save.
         guard w.clipWidth > 0 else { return saved }
-        saved.reserveCapacity(w.clipWidth * (w.clipY1 - w.clipY0))
+        saved.reserveCapacity(w.clipWidth * (w.clipY1 - w.clipY0) * 4)
         for fy in w.clipY0..<w.clipY1 {
-            let start = (frame.y + fy) * width + frame.x + w.clipX0
-            saved.append(contentsOf: canvas[start..<(start + w.clipWidth)])
+            let start = ((frame.y + fy) * width + frame.x + w.clipX0) * 4
+            saved.append(contentsOf: canvas[start..<(start + w.clipWidth * 4)])
         }
         return saved
     }
 
-    static func pasteRect(_ saved: [UInt32], of frame: GIFFrameState, into canvas: inout [UInt32], width: Int) {
+    static func pasteRect(_ saved: [UInt8], of frame: GIFFrameState, into canvas: inout [UInt8], width: Int) {
         let w = frame.writer
         guard w.clipWidth > 0 else { return }
+        let rowBytes = w.clipWidth * 4
         var offset = 0
         for fy in w.clipY0..<w.clipY1 {
-            let start = (frame.y + fy) * width + frame.x + w.clipX0
-            guard offset + w.clipWidth <= saved.count else { return }
-            canvas.replaceSubrange(start..<(start + w.clipWidth), with: saved[offset..<(offset + w.clipWidth)])
-            offset += w.clipWidth
+            let start = ((frame.y + fy) * width + frame.x + w.clipX0) * 4
+            guard offset + rowBytes <= saved.count else { return }
+            canvas.replaceSubrange(start..<(start + rowBytes), with: saved[offset..<(offset + rowBytes)])
+            offset += rowBytes
         }
     }
 
-    static func fillRect(of frame: GIFFrameState, in canvas: inout [UInt32], width: Int, with value: UInt32) {
+    static func fillRect(of frame: GIFFrameState, in canvas: inout [UInt8], width: Int, with value: UInt32) {
         let w = frame.writer
         guard w.clipWidth > 0 else { return }
-        canvas.withUnsafeMutableBufferPointer { out in
+        withPixels(&canvas) { out in
             for fy in w.clipY0..<w.clipY1 {
                 let start = (frame.y + fy) * width + frame.x + w.clipX0
                 for i in start..<(start + w.clipWidth) { out[i] = value }
@@ -68,7 +84,7 @@ enum GIFCanvas {
 
     /// Disposes of `frame` as browsers do: 2 clears its rectangle to transparent (the background colour is
     /// ignored), 3 restores what was under it, anything else keeps it.
-    static func dispose(_ frame: GIFFrameState, in canvas: inout [UInt32], width: Int) {
+    static func dispose(_ frame: GIFFrameState, in canvas: inout [UInt8], width: Int) {
         switch frame.disposal {
         case 2:
             var clear = UInt32(0)
@@ -79,9 +95,5 @@ enum GIFCanvas {
         default:
             break
         }
-    }
-
-    static func bytes(of pixels: [UInt32]) -> [UInt8] {
-        pixels.withUnsafeBytes { Array($0) }
     }
 }

@@ -9,8 +9,8 @@ final class GIFFrameState {
     let duration: Double
     var lzw: GIFLZWDecoder?
     var writer: GIFFrameWriter
-    /// The canvas under the clipped frame rectangle before drawing, kept only for disposal 3 (restore previous).
-    var savedBackground: [UInt32]?
+    /// The canvas bytes under the clipped frame rectangle before drawing, kept only for disposal 3 (restore previous).
+    var savedBackground: [UInt8]?
     /// True when the minimum code size was invalid: the frame draws nothing.
     var badCodeSize = false
 

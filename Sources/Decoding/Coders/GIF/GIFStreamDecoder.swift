@@ -66,8 +66,8 @@ final class GIFStreamDecoder {
     private var pending: PendingFrame?
     /// Frames that count, in order.
     private var records: [GIFFrameRecord] = []
-    /// The canvas: before the poster is complete, the one it is drawn on; then the poster itself.
-    private var canvas: [UInt32] = []
+    /// The canvas (RGBA8): before the poster is complete, the one it is drawn on; then the poster itself.
+    private var canvas: [UInt8] = []
     private var initialCanvasValue: UInt32?
     private var sawBrokenFrame = false
     private var isFinal = false
@@ -130,11 +130,11 @@ final class GIFStreamDecoder {
         let pixels: [UInt8]
         var partialFrame = false
         if posterDone {
-            pixels = GIFCanvas.bytes(of: canvas)
+            pixels = canvas
         } else if let poster = pending?.poster, poster.hasPixels {
             var copy = canvas
             GIFCanvas.composite(poster, into: &copy, width: width, height: height)
-            pixels = GIFCanvas.bytes(of: copy)
+            pixels = copy
             partialFrame = true
         } else {
             return nil
@@ -363,7 +363,7 @@ final class GIFStreamDecoder {
             minCodeSize: 0, dataStart: position, dataEnd: position, isComplete: false)
         var frame = PendingFrame(record: record)
         if !posterDone {
-            if canvas.isEmpty { canvas = [UInt32](repeating: initialCanvasValue ?? 0, count: width * height) }
+            if canvas.isEmpty { canvas = GIFCanvas.filled(with: initialCanvasValue ?? 0, pixels: width * height) }
             frame.poster = GIFFrameState(
                 x: x, y: y, width: w, height: h, interlaced: record.interlaced, palette: palette,
                 transparentIndex: transparentIndex, disposal: record.disposal, duration: record.duration,
