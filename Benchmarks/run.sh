@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) mode=(--quick) ;;
         --sections) sections="${2:?--sections needs a list}"; shift ;;
-        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,thumbnail,transports,transport-instructions]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,thumbnail,transports,transport-instructions,animation]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -129,7 +129,7 @@ pid $work/nginx/nginx.pid;
 error_log $work/nginx/error.log warn;
 events { worker_connections 1024; }
 http {
-    types { image/jpeg jpg; image/png png; image/gif gif; }
+    types { image/jpeg jpg; image/png png; image/gif gif; image/webp webp; }
     default_type application/octet-stream;
     access_log $work/nginx/access.log;
     client_body_temp_path $work/nginx/tmp/body;

@@ -85,18 +85,19 @@ import Testing
                 #expect(SHA256.hex(image.pixels) == hash, "\(path) pixels")
             }
             if let frames = entry.frames_rgba {
-                #expect(image.frames.count == (entry.frames ?? frames.count), "\(path) frame count")
-                for (i, expected) in frames.enumerated() where i < image.frames.count {
+                let ours = try image.animationFrames()
+                #expect(ours.count == (entry.frames ?? frames.count), "\(path) frame count")
+                for (i, expected) in frames.enumerated() where i < ours.count {
                     let hash = Self.frameHashExceptions["\(path)#\(i)"] ?? expected.sha256
-                    #expect(SHA256.hex(image.frames[i].pixels) == hash, "\(path) frame \(i)")
+                    #expect(SHA256.hex(ours[i].pixels) == hash, "\(path) frame \(i)")
                     if let ms = expected.duration_ms {
-                        #expect(abs(image.frames[i].duration * 1000 - ms) < 0.5, "\(path) frame \(i) duration")
+                        #expect(abs(ours[i].duration * 1000 - ms) < 0.5, "\(path) frame \(i) duration")
                     }
                 }
-                #expect(image.frames.first?.pixels == image.pixels, "pixels are the first frame")
+                #expect(ours.first?.pixels == image.pixels, "pixels are the first frame")
                 #expect(image.loopCount == entry.loop ?? 0, "\(path) loop count")
             } else if (entry.frames ?? 1) <= 1 {
-                #expect(image.frames.isEmpty, "\(path) is a still image")
+                #expect((try image.animationFrames()).isEmpty, "\(path) is a still image")
             }
         }
     }
@@ -114,8 +115,8 @@ import Testing
         let data = try Corpus.data("sdwebimage/TestImageLarge.png")
         let all = try coder.decode(data, options: ImageDecodingOptions())
         let first = try coder.decode(data, options: ImageDecodingOptions(decodeFirstFrameOnly: true))
-        #expect(all.frames.count == 4)
-        #expect(first.frames.isEmpty && first.loopCount == 0)
+        #expect((try all.animationFrames()).count == 4)
+        #expect((try first.animationFrames()).isEmpty && first.loopCount == 0)
         #expect(first.pixels == all.pixels)
     }
 
@@ -198,14 +199,20 @@ import Testing
         let index = try #require(chunks.firstIndex { $0.0 == "fcTL" })
         chunks[index].1[12] = 0xFF  // x offset 0xFF000000
         let image = try coder.decode(Self.png(chunks), options: ImageDecodingOptions())
-        #expect(image.frames.isEmpty && image.pixels == still.pixels)
-        // Garbage frame data: the animation stops at the last good frame (here: none but the default image).
+        #expect((try image.animationFrames()).isEmpty && image.pixels == still.pixels)
+        // Garbage frame data: the index pass does not decode frames, so the animation keeps its frame count and
+        // the broken frame throws a typed error when it is asked for; preloading leaves the frames on demand.
         var garbage = Self.chunks(of: original)
         for i in garbage.indices where garbage[i].0 == "fdAT" {
             garbage[i].1 = Array(garbage[i].1.prefix(4)) + [UInt8](repeating: 0x55, count: 40)
         }
         let damaged = try coder.decode(Self.png(garbage), options: ImageDecodingOptions())
-        #expect(damaged.frames.isEmpty && damaged.pixels == still.pixels)
+        #expect(damaged.pixels == still.pixels && damaged.frameCount == 3)
+        let animation = try #require(damaged.animation)
+        #expect(try animation.frame(at: 0) == still.pixels)
+        #expect(throws: ImageDecodingError.corrupt("APNG frame 1 could not be decoded")) { try animation.frame(at: 1) }
+        let preloaded = try ImageCodersManager.shared.decode(Self.png(garbage), options: ImageDecodingOptions(preloadAllFrames: true))
+        #expect(preloaded.frames.isEmpty && preloaded.frameCount == 3)
     }
 
     @Test(.enabled(if: Corpus.isAvailable), arguments: [

@@ -4,8 +4,8 @@ import Testing
 @testable import ImagedlCore
 
 @Suite struct DecodeJSONTests {
-    static let keys = ["file", "format", "width", "height", "frames", "orientation", "color", "color_detail",
-                       "icc_profile_bytes", "incomplete", "error"]
+    static let keys = ["file", "format", "width", "height", "frames", "duration", "orientation", "color",
+                       "color_detail", "icc_profile_bytes", "incomplete", "error"]
 
     /// Runs `imagedl decode --json` in process and parses every line.
     private func decodeJSON(_ paths: [String]) throws -> (ExitCode, [[String: Any]], [String]) {

@@ -26,6 +26,10 @@ enum ChildWorkload: String, CaseIterable {
     case downloadOperationProbe = "download-operation-probe"
     case downloadDownloaderDecoding = "download-downloader-decoding"
     case downloadURLSession = "download-urlsession"
+    /// N downloads of the 1000² × 120-frame GIF (distinct query strings) at concurrency 8, decoded, defaults.
+    case animationMemory = "animation-memory"
+    /// As `animationMemory`, cycling through the GIF, APNG and WebP versions.
+    case animationMemoryMixed = "animation-memory-mixed"
 
     /// Runs the workload; prints one JSON line ({"failures": n, "seconds": s, "cpu_seconds": c}, both for
     /// the downloads alone, without process start-up) and returns the exit code.
@@ -44,6 +48,11 @@ enum ChildWorkload: String, CaseIterable {
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg")) }
         case .downloadDownloaderDecoding:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat)) }
+        case .animationMemory:
+            urls = (0..<count).compactMap { url(AnimationFixtures.path(format: "gif") + "?n=\($0)") }
+        case .animationMemoryMixed:
+            let formats = AnimationFixtures.formats
+            urls = (0..<count).compactMap { url(AnimationFixtures.path(format: formats[$0 % formats.count]) + "?n=\($0)") }
         }
         guard urls.count == count else {
             print("{\"error\": \"bad base URL\"}")
@@ -64,6 +73,10 @@ enum ChildWorkload: String, CaseIterable {
             firstError = outcome?.firstError
         case .downloadDownloaderQuiet:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], postsNotifications: false)
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .animationMemory, .animationMemoryMixed:
+            let outcome = DownloaderClient.download(urls, options: [], concurrency: 8)
             failures = outcome?.failures
             firstError = outcome?.firstError
         case .memoryManyDecoded, .downloadDownloaderDecoding:

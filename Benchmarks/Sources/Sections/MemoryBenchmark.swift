@@ -28,7 +28,8 @@ struct MemoryBenchmark {
         }
     }
 
-    private func peakRSS(_ workload: ChildWorkload, count: Int, rounds: Int) throws -> Samples {
+    /// Peak RSS in MB of `workload` run `rounds` times, each in a fresh child process.
+    func peakRSS(_ workload: ChildWorkload, count: Int, rounds: Int) throws -> Samples {
         var samples = Samples()
         for _ in 0..<rounds {
             context.log("memory: \(workload.rawValue) × \(count)")

@@ -34,20 +34,42 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
     }
 
     /// Decodes `data` with the newest coder that recognises it, then applies the options' scaling and scale factor.
+    ///
+    /// The decode's pixel memory is reserved against `options.decodingBudget` from the header on (waiting
+    /// for room when the budget is taken) and released when this returns. An animation comes back with its
+    /// first frame in `pixels` and the others composited on demand by `animation`, or every frame in `frames`
+    /// with `preloadAllFrames` (when they fit in the budget).
     public func decode(_ data: Data, options: ImageDecodingOptions = ImageDecodingOptions()) throws -> DecodedImage {
         guard let coder = coders.reversed().first(where: { $0.canDecode(data) }) else {
             throw ImageDecodingError.unsupportedFormat
         }
-        return Self.finish(try coder.decode(data, options: options), options: options)
+        let scope = DecodeBudgetScope(budget: options.decodingBudget, format: ImageFormat(sniffing: data),
+                                      cancellation: options.cancellation)
+        var scoped = options
+        scoped.budgetScope = DecodeBudgetScopeSlot(scope: scope)
+        let image: DecodedImage
+        do {
+            defer { scope.release() }
+            image = Self.finish(try coder.decode(data, options: scoped), options: options)
+        }
+        return try Self.preloadingFrames(image, options: options)
     }
 
     /// An incremental decoder for data that starts with `data` (only a prefix is looked at; the caller
     /// then appends every byte, that prefix included), or `nil` when no coder recognises the prefix yet.
     /// Coders without incremental support get a decoder that buffers and decodes once at the end.
+    ///
+    /// The decoder reserves its pixel memory against `options.decodingBudget` at the header and holds it until
+    /// its final image exists. Only the final append waits for room: an earlier one that would have to wait
+    /// throws `.decodingBudgetBusy`, and the caller decodes the complete data instead (the downloader does).
     public func incrementalDecoder(for data: Data, options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
         for coder in coders.reversed() {
             if let progressive = coder as? any ProgressiveImageCoder, progressive.canIncrementallyDecode(data) {
-                return FinishingIncrementalDecoder(progressive.makeIncrementalDecoder(options: options), options: options)
+                let scope = DecodeBudgetScope(budget: options.decodingBudget, format: ImageFormat(sniffing: data),
+                                              cancellation: options.cancellation)
+                var scoped = options
+                scoped.budgetScope = DecodeBudgetScopeSlot(scope: scope)
+                return FinishingIncrementalDecoder(progressive.makeIncrementalDecoder(options: scoped), options: options, scope: scope)
             }
             if coder.canDecode(data) {
                 return BufferingIncrementalDecoder(coder: coder, options: options)
@@ -65,11 +87,30 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
     }
 
     /// The post-processing every decode path shares: exact target size, the scale factor, then colour
-    /// management (after scaling, so a thumbnail converts only its own pixels).
+    /// management (after scaling, so a thumbnail converts only its own pixels). An animation gets the same
+    /// steps for the frames it composites later.
     static func finish(_ image: DecodedImage, options: ImageDecodingOptions) -> DecodedImage {
         var out = ImageScaler.apply(options, to: image)
         out.scale = options.scaleFactor > 0 ? options.scaleFactor : 1
         ColorManagement.apply(options.colorManagement, to: &out)
+        return out
+    }
+
+    /// `.preloadAllFrames`: every frame composited into `frames` while holding the budget for all of them;
+    /// left on demand when they would not fit in the whole budget, when the image is incomplete, or when a
+    /// frame does not decode (`animation.frame(at:)` then reports that frame's error).
+    static func preloadingFrames(_ image: DecodedImage, options: ImageDecodingOptions) throws -> DecodedImage {
+        guard options.preloadAllFrames, image.frames.isEmpty, !image.isIncomplete, let animation = image.animation else {
+            return image
+        }
+        let frameBytes = image.width * image.height * 4
+        let (total, overflow) = frameBytes.multipliedReportingOverflow(by: animation.frameCount)
+        let needed = overflow ? Int.max : total &+ animation.workingBytes
+        guard needed <= options.decodingBudget.limitBytes else { return image }
+        let reservation = try options.decodingBudget.reserve(needed, cancellation: options.cancellation)
+        defer { reservation.release() }
+        var out = image
+        out.frames = (try? animation.allFrames()) ?? []
         return out
     }
 }
@@ -79,24 +120,38 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
 final class FinishingIncrementalDecoder: IncrementalImageDecoder {
     private let base: any IncrementalImageDecoder
     private let options: ImageDecodingOptions
+    /// The decoder's claim on the decode memory budget, released once the final image exists.
+    private let scope: DecodeBudgetScope?
     /// The finished final image: scaled and converted once, however often it is asked for.
     private var finalImage: DecodedImage?
     private var isFinal = false
 
-    init(_ base: any IncrementalImageDecoder, options: ImageDecodingOptions) {
+    init(_ base: any IncrementalImageDecoder, options: ImageDecodingOptions, scope: DecodeBudgetScope? = nil) {
         self.base = base
         self.options = options
+        self.scope = scope
     }
 
     func append(_ data: Data, isFinal: Bool) throws {
-        try base.append(data, isFinal: isFinal)
+        scope?.mayWait = isFinal
+        do {
+            try base.append(data, isFinal: isFinal)
+        } catch {
+            scope?.release()
+            throw error
+        }
         if isFinal { self.isFinal = true }
     }
 
     func currentImage() -> DecodedImage? {
         if let finalImage { return finalImage }
-        let image = base.currentImage().map { ImageCodersManager.finish($0, options: options) }
-        if isFinal { finalImage = image }
+        var image = base.currentImage().map { ImageCodersManager.finish($0, options: options) }
+        if isFinal {
+            // Released before preloading, which reserves on its own: a decode never waits while it holds.
+            scope?.release()
+            if let finished = image { image = (try? ImageCodersManager.preloadingFrames(finished, options: options)) ?? finished }
+            finalImage = image
+        }
         return image
     }
 }

@@ -41,9 +41,12 @@ public enum ColorManagement {
             image.iccProfile = nil
             image.colorSource = nil
         case .transform(let transform):
+            let frames = image.frames.map { ImageFrame(pixels: transform.applied(to: $0.pixels), duration: $0.duration) }
+            let step = FramePipeline.Step(label: "colour \(transform.description)", width: image.width,
+                                          height: image.height) { transform.applied(to: $0) }
             image = image.replacingPixels(
-                width: image.width, height: image.height, pixels: transform.applied(to: image.pixels),
-                frames: image.frames.map { ImageFrame(pixels: transform.applied(to: $0.pixels), duration: $0.duration) })
+                width: image.width, height: image.height, pixels: transform.applied(to: image.pixels), frames: frames,
+                animation: image.animation(after: step, mappedFrames: frames, loopCount: image.loopCount))
             image.colorState = .convertedToSRGB(from: transform.description)
             image.iccProfile = nil
             image.colorSource = nil

@@ -31,14 +31,16 @@ public struct ImageFrame: Sendable, Equatable {
 
 /// A decoded bitmap: RGBA8 with straight (non-premultiplied) alpha, top-down rows.
 ///
-/// Still images have `frames` empty; animated images carry every composited frame in `frames`
-/// and the first one in `pixels` as well.
+/// An animated image keeps its first frame in `pixels` (the poster) and every frame in `animation`, which
+/// composites them on demand from the compressed bytes; `frames` holds composited frames only when they were
+/// asked for up front (`ImageDecodingOptions.preloadAllFrames`) or built by the caller.
 public struct DecodedImage: Sendable, Equatable {
     /// Width in pixels.
     public let width: Int
     /// Height in pixels.
     public let height: Int
-    /// RGBA8, straight alpha, top-down rows, `width * 4` bytes each (`width * height * 4` in all).
+    /// RGBA8, straight alpha, top-down rows, `width * 4` bytes each (`width * height * 4` in all). For an
+    /// animation: its first frame.
     public let pixels: [UInt8]
     /// Points-to-pixels scale: 1, 2 or 3 from "@2x"/"@3x" in the URL, or the context's override.
     public var scale: Double
@@ -46,7 +48,8 @@ public struct DecodedImage: Sendable, Equatable {
     public let format: ImageFormat
     /// EXIF orientation, reported and not applied to `pixels`.
     public var orientation: ImageOrientation
-    /// Animation frames (composited canvases); empty for a still image.
+    /// Composited animation frames, only when preloaded (`preloadAllFrames`) or given to `init`; empty otherwise
+    /// (still images, and animations decoded on demand: use `animation`).
     public var frames: [ImageFrame]
     /// How many times an animation plays: 0 means forever.
     public var loopCount: Int
@@ -60,11 +63,26 @@ public struct DecodedImage: Sendable, Equatable {
     public var colorState: ImageColorState
     /// Colour information other than ICC bytes (PNG gAMA/cHRM) while the pixels are not converted.
     var colorSource: ColorSource?
+    /// Every frame of an animation, composited on demand; nil for a still image.
+    public internal(set) var animation: AnimatedImage?
 
+    /// An image; `frames` with more than one frame make it an animation whose `animation` hands them out.
     public init(
         width: Int, height: Int, pixels: [UInt8], format: ImageFormat,
         scale: Double = 1, orientation: ImageOrientation = .up,
         frames: [ImageFrame] = [], loopCount: Int = 0, isIncomplete: Bool = false,
+        iccProfile: Data? = nil, colorState: ImageColorState = .sRGB
+    ) {
+        self.init(width: width, height: height, pixels: pixels, format: format, scale: scale, orientation: orientation,
+                  frames: frames, animation: nil, loopCount: loopCount, isIncomplete: isIncomplete,
+                  iccProfile: iccProfile, colorState: colorState)
+    }
+
+    /// An image with an animation composited on demand (coders), or built from `frames` when `animation` is nil.
+    init(
+        width: Int, height: Int, pixels: [UInt8], format: ImageFormat,
+        scale: Double = 1, orientation: ImageOrientation = .up,
+        frames: [ImageFrame] = [], animation: AnimatedImage?, loopCount: Int = 0, isIncomplete: Bool = false,
         iccProfile: Data? = nil, colorState: ImageColorState = .sRGB
     ) {
         self.iccProfile = iccProfile
@@ -78,24 +96,48 @@ public struct DecodedImage: Sendable, Equatable {
         self.frames = frames
         self.loopCount = loopCount
         self.isIncomplete = isIncomplete
+        self.animation = animation ?? Self.precomposed(frames, width: width, height: height, loopCount: loopCount)
+    }
+
+    /// An animation over frames that already exist (more than one), or nil.
+    static func precomposed(_ frames: [ImageFrame], width: Int, height: Int, loopCount: Int) -> AnimatedImage? {
+        guard frames.count > 1 else { return nil }
+        return AnimatedImage(source: PrecomposedAnimation(frames: frames, canvasWidth: width, canvasHeight: height,
+                                                          loopCount: loopCount), budget: .shared)
     }
 
     /// The same image (scale, orientation, colour information...) with other pixels, for scalers and coders.
-    func replacingPixels(width: Int, height: Int, pixels: [UInt8], frames: [ImageFrame]) -> DecodedImage {
+    func replacingPixels(width: Int, height: Int, pixels: [UInt8], frames: [ImageFrame], animation: AnimatedImage?) -> DecodedImage {
         var copy = DecodedImage(
             width: width, height: height, pixels: pixels, format: format, scale: scale, orientation: orientation,
-            frames: frames, loopCount: loopCount, isIncomplete: isIncomplete, iccProfile: iccProfile, colorState: colorState)
+            frames: frames, animation: animation, loopCount: loopCount, isIncomplete: isIncomplete,
+            iccProfile: iccProfile, colorState: colorState)
         copy.colorSource = colorSource
         return copy
     }
 
-    /// Whether this image has more than one frame.
-    public var isAnimated: Bool { frames.count > 1 }
+    /// The frames of this image's animation after one more processing step: the step appended to the
+    /// on-demand animation, or (for frames that already exist) an animation over `mappedFrames`.
+    func animation(after step: FramePipeline.Step, mappedFrames: [ImageFrame], loopCount: Int) -> AnimatedImage? {
+        guard let animation else { return nil }
+        if animation.source is PrecomposedAnimation && animation.pipeline.steps.isEmpty {
+            return Self.precomposed(mappedFrames, width: step.width, height: step.height, loopCount: loopCount)
+        }
+        return animation.appending(step)
+    }
 
-    /// Bytes of pixel memory held, over all frames: the cost the memory cache counts.
+    /// Every frame of an animation (1 for a still image), whether composited on demand or preloaded.
+    public var frameCount: Int { animation?.frameCount ?? max(1, frames.count) }
+
+    /// Whether this image has more than one frame.
+    public var isAnimated: Bool { frameCount > 1 }
+
+    /// Bytes of memory the value holds: the poster (or every preloaded frame), plus what its animation keeps
+    /// (compressed bytes, the kept canvas, cached frames). The cost the memory cache counts.
     public var memoryCost: Int {
         let frameBytes = width * height * 4
-        return frames.isEmpty ? frameBytes : frameBytes * frames.count
+        let held = frames.isEmpty ? frameBytes : frameBytes * frames.count
+        return held + (animation?.memoryCost ?? 0)
     }
 
     /// Size in points: pixels divided by `scale`.

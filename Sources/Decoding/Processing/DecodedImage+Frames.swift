@@ -9,15 +9,18 @@ extension DecodedImage {
     }
 
     /// A new image of `width`×`height` whose still pixels and every animation frame are `body` applied to
-    /// the old ones; everything else (format, scale, loop count, durations, incompleteness) is kept.
+    /// the old ones; everything else (format, scale, loop count, durations, incompleteness) is kept. Frames
+    /// composited on demand get `body` as one more step, applied when each frame is asked for.
     func mappingFrames(width newWidth: Int, height newHeight: Int, orientation newOrientation: ImageOrientation? = nil,
-                       _ body: ([UInt8]) -> [UInt8]) -> DecodedImage {
+                       label: String = #function, _ body: @escaping @Sendable ([UInt8]) -> [UInt8]) -> DecodedImage {
         let frames = frames.map { ImageFrame(pixels: body($0.pixels), duration: $0.duration) }
         // An animation's `pixels` is its first frame: reuse that result instead of computing it twice.
         let still = frames.first?.pixels ?? body(pixels)
+        let step = FramePipeline.Step(label: "\(label) \(newWidth)x\(newHeight)", width: newWidth, height: newHeight, apply: body)
         return DecodedImage(
             width: newWidth, height: newHeight, pixels: still, format: format, scale: scale,
-            orientation: newOrientation ?? orientation, frames: frames, loopCount: loopCount,
+            orientation: newOrientation ?? orientation, frames: frames,
+            animation: animation(after: step, mappedFrames: frames, loopCount: loopCount), loopCount: loopCount,
             isIncomplete: isIncomplete)
     }
 }

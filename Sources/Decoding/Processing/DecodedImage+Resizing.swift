@@ -49,7 +49,8 @@ extension DecodedImage {
             yTaps: .resampling(filter: filter, inputCount: height, outputCount: plan.outputHeight,
                                offset: plan.source.y, span: plan.source.height))
         engine.linearLight = linearLight
-        return mappingFrames(width: plan.outputWidth, height: plan.outputHeight) { engine.run($0) }
+        let configured = engine
+        return mappingFrames(width: plan.outputWidth, height: plan.outputHeight) { configured.run($0) }
     }
 }
 

@@ -54,7 +54,9 @@ public enum ImageScaler {
         let filter = AreaFilter(srcWidth: image.width, srcHeight: image.height, dstWidth: width, dstHeight: height)
         let frames = image.frames.map { ImageFrame(pixels: filter.run(on: $0.pixels), duration: $0.duration) }
         let first = frames.first?.pixels ?? filter.run(on: image.pixels)
-        return image.replacingPixels(width: width, height: height, pixels: first, frames: frames)
+        let step = FramePipeline.Step(label: "resize \(width)x\(height)", width: width, height: height) { filter.run(on: $0) }
+        return image.replacingPixels(width: width, height: height, pixels: first, frames: frames,
+                                     animation: image.animation(after: step, mappedFrames: frames, loopCount: image.loopCount))
     }
 }
 

@@ -160,7 +160,7 @@ public enum ArgumentParser {
 
     private static func parseDecode(_ arguments: [String]) throws(UsageError) -> Command {
         var options = DecodeOptions()
-        var reader = Reader(arguments, valueOptions: ["--rgba"], flags: ["--json", "--keep-color-profile", "--help", "-h"])
+        var reader = Reader(arguments, valueOptions: ["--rgba", "--frame"], flags: ["--json", "--keep-color-profile", "--help", "-h"])
         while let token = try reader.next() {
             switch token {
             case .operand(let path):
@@ -171,12 +171,16 @@ public enum ArgumentParser {
                 case "--keep-color-profile": options.keepColorProfile = true
                 default: return .help
                 }
+            case .option("--frame", let value):
+                guard let index = Int(value), index >= 0 else { throw UsageError("--frame needs a frame number (0 or more)") }
+                options.frame = index
             case .option(_, let value):
                 guard !value.isEmpty else { throw UsageError("--rgba needs a file or folder") }
                 options.rgbaOutput = value
             }
         }
         guard !options.paths.isEmpty else { throw UsageError("decode needs at least one FILE") }
+        if options.frame != nil && options.rgbaOutput == nil { throw UsageError("--frame needs --rgba OUT") }
         return .decode(options)
     }
 }

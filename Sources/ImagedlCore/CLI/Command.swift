@@ -6,7 +6,7 @@ public enum Command: Equatable, Sendable {
     case download(DownloadOptions)
     /// `imagedl --demo [options]`: the same download path against a loopback server of bundled samples.
     case demo(DownloadOptions)
-    /// `imagedl decode FILE... [--json] [--rgba OUT]`.
+    /// `imagedl decode FILE... [--json] [--rgba OUT [--frame N]]`.
     case decode(DecodeOptions)
     /// `imagedl thumbnail FILE|URL... --size WxH --output DIR [...]`.
     case thumbnail(ThumbnailOptions)
@@ -78,6 +78,8 @@ public struct DecodeOptions: Equatable, Sendable {
     public var rgbaOutput: String?
     /// Keep the pixels in the file's own colour space (`--keep-color-profile`); by default they are sRGB.
     public var keepColorProfile = false
+    /// `--frame N`: dump frame N (0-based) of an animation, composited, instead of the first.
+    public var frame: Int?
 
     public init() {}
 }

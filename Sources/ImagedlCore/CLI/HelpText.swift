@@ -13,7 +13,7 @@ enum HelpText {
                        [--retry N] [--input FILE]
                        [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl --input FILE [options]
-        imagedl decode FILE... [--json] [--rgba OUT] [--keep-color-profile]
+        imagedl decode FILE... [--json] [--rgba OUT [--frame N]] [--keep-color-profile]
         imagedl thumbnail FILE|URL... --size WxH --output DIR [--fill] [--format jpeg|png|webp]
                        [--quality Q] [--concurrency N] [--input FILE] [--json] [download options]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
@@ -86,12 +86,15 @@ enum HelpText {
 
       decode
         --json              One JSON object per file with keys file, format, width, height, frames,
-                            orientation, color, color_detail, icc_profile_bytes, incomplete, error
-                            (null where they do not apply). incomplete is true when the data ends
-                            early and only part of the image could be decoded.
+                            duration (seconds of one loop, animations only), orientation, color,
+                            color_detail, icc_profile_bytes, incomplete, error (null where they do not
+                            apply). incomplete is true when the data ends early and only part of the
+                            image could be decoded.
         --rgba OUT          Write the decoded first frame as raw RGBA8 (width*4 bytes per row, top row
                             first, straight alpha). OUT is a file for one input, a folder for several.
                             Pixels are sRGB: embedded ICC profiles (and PNG gAMA/cHRM) are applied.
+        --frame N           With --rgba: write frame N (0-based) of an animation, composited, instead;
+                            a frame past the last one is an error (exit 1).
         --keep-color-profile  Dump the pixels in the file's own colour space instead (no conversion).
 
       thumbnail

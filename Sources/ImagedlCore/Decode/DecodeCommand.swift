@@ -29,8 +29,14 @@ struct DecodeCommand {
             let decoding = ImageDecodingOptions(colorManagement: options.keepColorProfile ? .keepOriginal : .convertToSRGB)
             var report = Self.inspect(file: file, coders: coders, options: decoding) { image in
                 guard let destination = rgbaTargets[file] else { return nil }
+                let pixels: [UInt8]
                 do {
-                    try Data(image.pixels).write(to: destination)
+                    pixels = try Self.pixels(of: image, frame: options.frame)
+                } catch {
+                    return "\(error)"
+                }
+                do {
+                    try Data(pixels).write(to: destination)
                     return nil
                 } catch {
                     return "cannot write RGBA to \(destination.path): \(error.localizedDescription)"
@@ -68,7 +74,8 @@ struct DecodeCommand {
             report.format = image.format
             report.width = image.width
             report.height = image.height
-            report.frames = max(1, image.frames.count)
+            report.frames = image.frameCount
+            report.duration = image.animation?.totalDuration
             report.loopCount = image.loopCount
             report.orientation = image.orientation
             report.decodeSeconds = elapsed
@@ -85,6 +92,16 @@ struct DecodeCommand {
             report.error = String(describing: error)
         }
         return report
+    }
+
+    /// The RGBA8 of frame `frame` (composited on demand; nil: the first frame). Throws
+    /// `.frameIndexOutOfRange` past the last frame (a still image has one).
+    static func pixels(of image: DecodedImage, frame: Int?) throws -> [UInt8] {
+        guard let frame, frame != 0 else { return image.pixels }
+        guard let animation = image.animation else {
+            throw ImageDecodingError.frameIndexOutOfRange(index: frame, frameCount: 1)
+        }
+        return try animation.frame(at: frame)
     }
 
     private static func readFailureReason(_ file: String) -> String {

@@ -9,6 +9,8 @@ struct DecodeReport {
     var width: Int?
     var height: Int?
     var frames: Int?
+    /// Seconds of one loop, for animations.
+    var duration: Double?
     var loopCount: Int?
     var orientation: ImageOrientation?
     var decodeSeconds: Double?
@@ -37,11 +39,11 @@ struct DecodeReport {
 
     var succeeded: Bool { error == nil }
 
-    /// `{"file", "format", "width", "height", "frames", "orientation", "color", "color_detail",
-    /// "icc_profile_bytes", "incomplete", "error"}` in that order ("color": "sRGB", "converted" or "not
-    /// converted"; "incomplete": true when the data ends early and only part of the image was decoded, as the
-    /// plain line says); values that do not apply are null (format is null when the content is not a known
-    /// image format, incomplete when nothing was decoded).
+    /// `{"file", "format", "width", "height", "frames", "duration", "orientation", "color", "color_detail",
+    /// "icc_profile_bytes", "incomplete", "error"}` in that order ("duration": seconds of one loop, null for a
+    /// still image; "color": "sRGB", "converted" or "not converted"; "incomplete": true when the data ends early
+    /// and only part of the image was decoded, as the plain line says); values that do not apply are null
+    /// (format is null when the content is not a known image format, incomplete when nothing was decoded).
     var json: JSONValue {
         func optional(_ value: Int?) -> JSONValue { value.map(JSONValue.int) ?? .null }
         return .object([
@@ -50,6 +52,7 @@ struct DecodeReport {
             ("width", optional(width)),
             ("height", optional(height)),
             ("frames", optional(frames)),
+            ("duration", duration.map(JSONValue.double) ?? .null),
             ("orientation", optional(orientation?.rawValue)),
             ("color", color.map { .string($0.state) } ?? .null),
             ("color_detail", color?.detail.map(JSONValue.string) ?? .null),
@@ -67,7 +70,8 @@ struct DecodeReport {
         if frameCount > 1 {
             let plays = loopCount ?? 0
             let loops = plays == 0 ? "loops forever" : plays == 1 ? "plays once" : "plays \(plays) times"
-            parts.append("\(frameCount) frames, \(loops)")
+            let length = duration.map { ", \(Formatting.duration($0))" } ?? ""
+            parts.append("\(frameCount) frames\(length), \(loops)")
         } else {
             parts.append("1 frame")
         }

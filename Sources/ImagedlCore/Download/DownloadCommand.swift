@@ -281,7 +281,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             record.format = image.format
             record.width = image.width
             record.height = image.height
-            record.frames = max(1, image.frames.count)
+            record.frames = image.frameCount
             record.bytes = loaded.data?.count
             record.image = options.preview ? image : nil
             record.cacheResult = Self.cacheResult(loaded)

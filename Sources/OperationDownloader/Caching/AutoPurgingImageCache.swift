@@ -4,7 +4,9 @@ import Decoding
 /// An in-memory image cache that purges least-recently-used images when it grows past its capacity
 /// (AFNetworking's `AFAutoPurgingImageCache`).
 ///
-/// Cost is `DecodedImage.memoryCost` (width × height × 4 over all frames). When an insertion takes usage
+/// Cost is `DecodedImage.memoryCost` when the image is added: the poster (or every preloaded frame) and, for an
+/// animation composited on demand, its compressed bytes and index (playing it later adds at most one kept
+/// canvas and three cached frames, never every frame). When an insertion takes usage
 /// above `memoryCapacity`, the least recently accessed images are removed until usage is at most
 /// `preferredMemoryUsageAfterPurge`. Every access, reads included (they refresh the access order), happens
 /// under one lock, which avoids AFNetworking's LRU races between concurrent reads and purges.

@@ -13,6 +13,8 @@ struct FinalDecodeStep {
     let decryptor: (any ImageDownloaderDecryptor)?
     let maximumPixelCount: Int?
     let transaction: HTTPCacheTransaction
+    /// Cancelled with the operation (a decode waiting for the decode memory budget stops waiting).
+    var decodeCancellation: ImageDecodingCancellation?
 
     /// How the download ends. `callers`: decoded for them while the store is still open (a caller joining
     /// later gets its variant decoded when it is answered); nil when nobody wants an image.
@@ -35,7 +37,8 @@ struct FinalDecodeStep {
             finished[decoding] = FinalImages.checked(outcome, data: data, scale: scale, coders: coders.coders)
         }
         let images = FinalImages(
-            data: data, url: url, manager: coders, maximumPixelCount: maximumPixelCount, finishedProgressively: finished)
+            data: data, url: url, manager: coders, maximumPixelCount: maximumPixelCount, finishedProgressively: finished,
+            cancellation: decodeCancellation)
         if let callers { images.prepare(callers) }
         return .images(images)
     }

@@ -16,14 +16,17 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
     private let manager: ImageCodersManager
     /// The operation's pixel limit, for variants that set none.
     private let maximumPixelCount: Int?
+    /// Cancelled with the operation: ends a decode's wait for the decode memory budget.
+    private let cancellation: ImageDecodingCancellation?
     private let lock = NSLock()
     private var decoded: [ImageVariant.Decoding: Outcome]
     private var transformed: [ImageVariant: Outcome] = [:]
 
     init(
         data: Data, url: URL?, manager: ImageCodersManager, maximumPixelCount: Int?,
-        finishedProgressively: [ImageVariant.Decoding: Outcome] = [:]
+        finishedProgressively: [ImageVariant.Decoding: Outcome] = [:], cancellation: ImageDecodingCancellation? = nil
     ) {
+        self.cancellation = cancellation
         self.data = data
         self.url = url
         self.manager = manager
@@ -59,7 +62,7 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
 
     private func decode(_ decoding: ImageVariant.Decoding) -> Outcome {
         if let known = lock.withLock({ decoded[decoding] }) { return known }
-        let options = decoding.options(url: url, defaultMaximumPixelCount: maximumPixelCount)
+        let options = decoding.options(url: url, defaultMaximumPixelCount: maximumPixelCount, cancellation: cancellation)
         let outcome: Outcome
         do {
             var image = try manager.decode(data, options: options)

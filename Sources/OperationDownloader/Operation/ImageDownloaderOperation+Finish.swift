@@ -103,7 +103,7 @@ extension ImageDownloaderOperation {
     private var finalStep: FinalDecodeStep {
         FinalDecodeStep(
             url: originalRequest.url, settings: settings, decryptor: context.decryptor,
-            maximumPixelCount: context.maximumPixelCount, transaction: httpTransaction)
+            maximumPixelCount: context.maximumPixelCount, transaction: httpTransaction, decodeCancellation: decodeCancellation)
     }
 
     func finish(error: any Error, cancelTransfer: Bool, alsoPosting: [Notification.Name] = []) {

@@ -40,6 +40,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// The session given to `init` (the downloader's), used when no transport came with the context.
     let givenSession: URLSession?
     let state: Locked<OperationState>
+    /// Cancelled with the operation: a final decode waiting for the decode memory budget stops waiting.
+    let decodeCancellation = ImageDecodingCancellation()
 
     /// `session` is borrowed (the downloader's); with `nil` the operation creates and owns one.
     public required init(
@@ -278,6 +280,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             // Answer now; `start()` finishes the operation (it must never be finished before it started).
             callers.answerAll(.failure(ImageDownloaderError.cancelled), after: [], object: self)
         case .running:
+            decodeCancellation.cancel()  // a final decode waiting for the decode memory budget stops waiting
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)
         case .over:
             break

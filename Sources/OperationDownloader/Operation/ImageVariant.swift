@@ -15,16 +15,18 @@ struct ImageVariant: Hashable, Sendable {
         var thumbnailHeight: Double = 0
         var scalesDownLargeImages = false
         var firstFrameOnly = false
+        /// `.preloadAllFrames`: every frame composited up front into `frames`.
+        var preloadsAllFrames = false
         /// The decompression-bomb guard; nil: the operation's (the configuration's).
         var maximumPixelCount: Int?
 
         /// Nothing but defaults that change the output (the pixel limit does not).
         var isPlain: Bool {
-            scaleFactor == nil && thumbnailWidth == 0 && !scalesDownLargeImages && !firstFrameOnly
+            scaleFactor == nil && thumbnailWidth == 0 && !scalesDownLargeImages && !firstFrameOnly && !preloadsAllFrames
         }
 
-        /// The decoder's options for a download of `url`.
-        func options(url: URL?, defaultMaximumPixelCount: Int?) -> ImageDecodingOptions {
+        /// The decoder's options for a download of `url`; `cancellation` ends a wait for the decode memory budget.
+        func options(url: URL?, defaultMaximumPixelCount: Int?, cancellation: ImageDecodingCancellation? = nil) -> ImageDecodingOptions {
             let thumbnail = thumbnailWidth > 0 && thumbnailHeight > 0
                 ? CGSize(width: thumbnailWidth, height: thumbnailHeight) : nil
             return ImageDecodingOptions(
@@ -32,7 +34,8 @@ struct ImageVariant: Hashable, Sendable {
                 thumbnailPixelSize: thumbnail,
                 scaleDownLimitBytes: scalesDownLargeImages ? ImageDecodingOptions.defaultScaleDownLimitBytes : nil,
                 decodeFirstFrameOnly: firstFrameOnly,
-                maximumPixelCount: maximumPixelCount ?? defaultMaximumPixelCount ?? ImageDecodingOptions.defaultMaximumPixelCount)
+                maximumPixelCount: maximumPixelCount ?? defaultMaximumPixelCount ?? ImageDecodingOptions.defaultMaximumPixelCount,
+                preloadAllFrames: preloadsAllFrames, cancellation: cancellation)
         }
     }
 
@@ -54,6 +57,7 @@ struct ImageVariant: Hashable, Sendable {
         }
         decoding.scalesDownLargeImages = options.contains(.scaleDownLargeImages)
         decoding.firstFrameOnly = options.contains(.decodeFirstFrameOnly)
+        decoding.preloadsAllFrames = options.contains(.preloadAllFrames) && !decoding.firstFrameOnly
         decoding.maximumPixelCount = context.maximumPixelCount
         self.decoding = options.contains(.avoidDecodeImage) ? nil : decoding
         self.transformerKey = context.transformer?.key
@@ -70,6 +74,7 @@ struct ImageVariant: Hashable, Sendable {
         if decoding.thumbnailWidth > 0 { key += "thumbnail=\(decoding.thumbnailWidth)x\(decoding.thumbnailHeight);" }
         if decoding.scalesDownLargeImages { key += "scaleDown;" }
         if decoding.firstFrameOnly { key += "firstFrame;" }
+        if decoding.preloadsAllFrames { key += "allFrames;" }
         if let transformerKey { key += "transformer=" + transformerKey }
         return key
     }

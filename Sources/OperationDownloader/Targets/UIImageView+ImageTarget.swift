@@ -21,18 +21,23 @@ extension UIImageView: ImageTarget {
 
 extension DecodedImage {
     /// A `UIImage` over these pixels (no copy beyond one `Data`), with the image's scale and EXIF orientation;
-    /// animated images become `UIImage.animatedImage` (UIKit shows every frame for the average duration).
+    /// animated images become `UIImage.animatedImage` (UIKit shows every frame for the average duration, so
+    /// every frame is composited here: keep `animation` instead to play frames on demand).
     public func makeUIImage() -> UIImage? {
         let orientation = uiImageOrientation
         guard let first = Self.makeCGImage(pixels: pixels, width: width, height: height) else { return nil }
         let still = UIImage(cgImage: first, scale: CGFloat(scale), orientation: orientation)
-        guard frames.count > 1 else { return still }
-        let images = frames.compactMap { frame in
-            Self.makeCGImage(pixels: frame.pixels, width: width, height: height)
-                .map { UIImage(cgImage: $0, scale: CGFloat(scale), orientation: orientation) }
+        guard let animation, animation.frameCount > 1 else { return still }
+        var images: [UIImage] = []
+        for index in 0..<animation.frameCount {
+            let framePixels = frames.count == animation.frameCount ? frames[index].pixels : try? animation.frame(at: index)
+            guard let framePixels, let image = Self.makeCGImage(pixels: framePixels, width: width, height: height) else {
+                return still
+            }
+            images.append(UIImage(cgImage: image, scale: CGFloat(scale), orientation: orientation))
         }
-        let duration = frames.reduce(0) { $0 + $1.duration }
-        guard images.count == frames.count, duration > 0 else { return still }
+        let duration = animation.totalDuration
+        guard duration > 0 else { return still }
         return UIImage.animatedImage(with: images, duration: duration) ?? still
     }
 

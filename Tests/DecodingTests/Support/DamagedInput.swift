@@ -23,7 +23,7 @@ func expectImageOrTypedError(
     do {
         let image = try decode()
         #expect(image.pixels.count == image.width * image.height * 4, "\(label): inconsistent image", sourceLocation: sourceLocation)
-        #expect(image.frames.allSatisfy { $0.pixels.count == image.pixels.count }, "\(label): inconsistent frames",
+        #expect((try image.animationFrames()).allSatisfy { $0.pixels.count == image.pixels.count }, "\(label): inconsistent frames",
                 sourceLocation: sourceLocation)
         return .image
     } catch where isTypedDecodingError(error) {

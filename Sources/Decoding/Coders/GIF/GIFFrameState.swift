@@ -9,21 +9,21 @@ final class GIFFrameState {
     let duration: Double
     var lzw: GIFLZWDecoder?
     var writer: GIFFrameWriter
-    /// The canvas under the clipped frame rectangle before drawing, kept only for disposal 3 (restore previous).
-    var savedBackground: [UInt32]?
+    /// The canvas bytes under the clipped frame rectangle before drawing, kept only for disposal 3 (restore previous).
+    var savedBackground: [UInt8]?
     /// True when the minimum code size was invalid: the frame draws nothing.
     var badCodeSize = false
 
     init(x: Int, y: Int, width: Int, height: Int, interlaced: Bool, palette: [UInt32],
-         control: GIFGraphicControl?, canvasWidth: Int, canvasHeight: Int) {
+         transparentIndex: Int?, disposal: Int, duration: Double, canvasWidth: Int, canvasHeight: Int) {
         self.x = x
         self.y = y
         self.width = width
         self.height = height
         self.palette = palette
-        transparentIndex = control?.transparentIndex
-        disposal = control?.disposal ?? 0
-        duration = GIFGraphicControl.browserDuration(centiseconds: control?.delay ?? 0)
+        self.transparentIndex = transparentIndex
+        self.disposal = disposal
+        self.duration = duration
         writer = GIFFrameWriter(x: x, y: y, width: width, height: height, interlaced: interlaced,
                                 canvasWidth: canvasWidth, canvasHeight: canvasHeight)
     }

@@ -1,13 +1,16 @@
 import Foundation
 
-/// Parses GIF blocks as bytes arrive (never going back to byte 0) and composites every frame onto a canvas
-/// with the browser rules. `GIFCoder.decode` and `GIFIncrementalDecoder` both run this one engine, which is
-/// what makes the incremental result identical to the one-shot one.
+/// Parses GIF blocks as bytes arrive (never going back to byte 0), decodes the first frame (the poster) and
+/// indexes every other frame without decoding it: where it goes, how it is disposed of, where its LZW data
+/// lies. `GIFCoder.decode` and `GIFIncrementalDecoder` both run this one engine, which is what makes the
+/// incremental result identical to the one-shot one; `GIFAnimation` composites the indexed frames on demand.
 ///
 /// Browser rules followed: the canvas starts transparent; transparent-index pixels leave the canvas as it is;
 /// disposal 2 clears the frame rectangle to transparent (the background colour is ignored); disposal 3
 /// restores what was under the frame; other values keep the frame. Frames are clipped to the logical screen.
 /// Stray bytes between blocks are skipped until the next block introducer (GIF87a's rule, also Pillow's).
+/// A frame whose data starts with an invalid code, or has an invalid code size, is skipped (nothing drawn,
+/// not counted); the first code of each frame is read during indexing to know that without decoding.
 final class GIFStreamDecoder {
     private enum State {
         case header
@@ -29,7 +32,26 @@ final class GIFStreamDecoder {
         case skip
     }
 
+    /// The frame whose data is being read: the poster (decoded) or a later frame (indexed and probed).
+    private struct PendingFrame {
+        var record: GIFFrameRecord
+        /// The LZW decode of the poster frame; nil for indexed frames.
+        var poster: GIFFrameState?
+        var probe: GIFLZWProbe?
+        var badCodeSize = false
+
+        /// Whether drawing this frame gives at least one pixel (as far as its complete sub-blocks go).
+        var hasPixels: Bool { poster?.hasPixels ?? (probe?.outcome == .pixels) }
+
+        /// Whether it is skipped: no pixel, and an invalid code size or first code.
+        var isBroken: Bool {
+            if let poster { return poster.isBroken }
+            return badCodeSize || probe?.outcome == .broken
+        }
+    }
+
     private let options: ImageDecodingOptions
+    /// Every byte so far: later frames are composited from it on demand.
     private var buffer: [UInt8] = []
     private var position = 0
     private var state = State.header
@@ -37,31 +59,30 @@ final class GIFStreamDecoder {
 
     private(set) var width = 0
     private(set) var height = 0
+    private var globalPaletteEntries: Int?
     private var globalPalette: [UInt32]?
     private var declaredLoopCount: Int?
     private var control: GIFGraphicControl?
-    private var frame: GIFFrameState?
-    private var canvas: [UInt32] = []
-    private var frames: [ImageFrame] = []
-    /// Canvas pixels held by all frames so far: animations are bounded by `maximumPixelCount` in total.
-    private var heldPixels = 0
-    private var framesDropped = false
+    private var pending: PendingFrame?
+    /// Frames that count, in order.
+    private var records: [GIFFrameRecord] = []
+    /// The canvas (RGBA8): before the poster is complete, the one it is drawn on; then the poster itself.
+    private var canvas: [UInt8] = []
+    private var initialCanvasValue: UInt32?
     private var sawBrokenFrame = false
     private var isFinal = false
+    private var finalImage: DecodedImage?
 
     init(options: ImageDecodingOptions) {
         self.options = options
     }
 
-    /// Parses as far as the bytes allow. Throws for a bad header, a zero or oversized canvas, or a frame
-    /// whose extent exceeds the pixel limit; after a throw the decoder stays failed.
+    /// Parses as far as the bytes allow. Throws for a bad header, a zero or oversized canvas, a frame whose
+    /// extent exceeds the pixel limit, or more frames than `maximumFrameCount`; after a throw the decoder
+    /// stays failed.
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         if let failure { throw failure }
         if case .done = state { return }
-        if position > 65_536 && position * 2 > buffer.count {
-            buffer.removeFirst(position)
-            position = 0
-        }
         buffer.append(contentsOf: bytes)
         do {
             try parse()
@@ -76,13 +97,11 @@ final class GIFStreamDecoder {
     func finish() throws {
         if let failure { throw failure }
         isFinal = true
-        buffer = []
-        position = 0
-        if frames.isEmpty && !(frame?.hasPixels ?? false) {
+        if records.isEmpty && !(pending?.hasPixels ?? false) {
             let error: ImageDecodingError
             if width == 0 {
                 error = .truncated
-            } else if sawBrokenFrame || (frame?.isBroken ?? false) {
+            } else if sawBrokenFrame || (pending?.isBroken ?? false) {
                 error = .corrupt("GIF image data has an invalid LZW code or code size")
             } else if case .done = state {
                 error = .corrupt("GIF has no image frames")
@@ -90,30 +109,59 @@ final class GIFStreamDecoder {
                 error = .truncated
             }
             failure = error
+            buffer = []
             throw error
         }
+        // Bytes after the trailer (or a cut-off block) are no frame's: the animation keeps what was parsed.
+        if position < buffer.count { buffer.removeSubrange(position...) }
+        finalImage = makeImage()
+        buffer = []
+        canvas = []
     }
 
-    /// The image so far: complete frames plus the frame being decoded, or nil before any pixel.
+    /// The image so far: the poster (rows so far while it arrives); once finished, with the animation.
     func image() -> DecodedImage? {
-        var all = frames
-        var partial = false
-        if let frame, frame.hasPixels {
-            all.append(ImageFrame(pixels: bytes(of: composited(frame)), duration: frame.duration))
-            partial = true
+        finalImage ?? makeImage()
+    }
+
+    private var posterDone: Bool { !records.isEmpty }
+
+    private func makeImage() -> DecodedImage? {
+        let pixels: [UInt8]
+        var partialFrame = false
+        if posterDone {
+            pixels = canvas
+        } else if let poster = pending?.poster, poster.hasPixels {
+            var copy = canvas
+            GIFCanvas.composite(poster, into: &copy, width: width, height: height)
+            pixels = copy
+            partialFrame = true
+        } else {
+            return nil
         }
-        guard let first = all.first else { return nil }
         var complete: Bool
         switch state {
         case .done: complete = true
         case .blockStart: complete = isFinal
         default: complete = false
         }
-        if partial || framesDropped { complete = false }
-        let animated = all.count > 1 && !options.decodeFirstFrameOnly
-        return DecodedImage(
-            width: width, height: height, pixels: first.pixels, format: .gif,
-            frames: animated ? all : [], loopCount: declaredLoopCount ?? 1, isIncomplete: !complete)
+        // The last frame of a file cut short counts when it has pixels.
+        var all = records
+        if isFinal, !partialFrame, let pending, pending.hasPixels {
+            all.append(pending.record)
+            partialFrame = true
+        }
+        if partialFrame { complete = false }
+        var animation: AnimatedImage?
+        if isFinal, all.count > 1, !options.decodeFirstFrameOnly {
+            let source = GIFAnimation(
+                bytes: buffer, records: all, canvasWidth: width, canvasHeight: height,
+                globalPaletteEntries: globalPaletteEntries, initialCanvasValue: initialCanvasValue ?? 0,
+                loopCount: declaredLoopCount ?? 1)
+            animation = AnimatedImage(source: source, budget: options.decodingBudget)
+        }
+        return DecodedImage(width: width, height: height, pixels: pixels, format: .gif, animation: animation,
+                            loopCount: declaredLoopCount ?? 1, isIncomplete: !complete)
     }
 
     // MARK: - Block parsing
@@ -135,7 +183,8 @@ final class GIFStreamDecoder {
                     throw ImageDecodingError.corrupt("not a GIF signature")
                 }
                 let w = u16(6), h = u16(8), flags = byte(10)
-                try options.checkDimensions(width: w, height: h)
+                // The canvas being drawn and the poster's bytes.
+                try options.checkDimensions(width: w, height: h, workingCanvases: 2)
                 width = w
                 height = h
                 position += 13
@@ -143,7 +192,8 @@ final class GIFStreamDecoder {
 
             case .globalPalette(let entries):
                 guard available >= entries * 3 else { return }
-                globalPalette = readPalette(entries: entries)
+                globalPaletteEntries = entries
+                globalPalette = Self.readPalette(buffer, at: position, entries: entries)
                 position += entries * 3
                 state = .blockStart
 
@@ -202,25 +252,29 @@ final class GIFStreamDecoder {
                 if flags & 0x80 != 0 {
                     state = .localPalette(entries: 2 << (flags & 7), descriptor: descriptor)
                 } else {
-                    try beginFrame(descriptor: descriptor, localPalette: nil)
+                    try beginFrame(descriptor: descriptor, localPaletteOffset: nil, localEntries: 0)
                 }
 
             case .localPalette(let entries, let descriptor):
                 guard available >= entries * 3 else { return }
-                let palette = readPalette(entries: entries)
+                let offset = position
                 position += entries * 3
-                try beginFrame(descriptor: descriptor, localPalette: palette)
+                try beginFrame(descriptor: descriptor, localPaletteOffset: offset, localEntries: entries)
 
             case .codeSize:
                 guard available >= 1 else { return }
                 let minCodeSize = byte(0)
                 position += 1
-                if let frame {
+                if var frame = pending {
                     if (1...11).contains(minCodeSize) {
-                        frame.lzw = GIFLZWDecoder(minCodeSize: minCodeSize)
+                        frame.poster?.lzw = GIFLZWDecoder(minCodeSize: minCodeSize)
+                        if frame.poster == nil { frame.probe = GIFLZWProbe(minCodeSize: minCodeSize) }
                     } else {
                         frame.badCodeSize = true
+                        frame.poster?.badCodeSize = true
                     }
+                    frame.record = frame.record.withData(minCodeSize: minCodeSize, start: position)
+                    pending = frame
                 }
                 state = .imageData
 
@@ -230,17 +284,12 @@ final class GIFStreamDecoder {
                 guard available >= size + 1 else { return }
                 if size == 0 {
                     position += 1
-                    endFrame()
+                    try endFrame()
                     continue
                 }
-                if let frame, frame.lzw?.isFinished == false {
-                    let start = position + 1
-                    buffer.withUnsafeBufferPointer { all in
-                        let slice = UnsafeBufferPointer(rebasing: all[start..<(start + size)])
-                        frame.lzw?.decode(slice, into: &frame.writer)
-                    }
-                }
+                if pending != nil { readSubBlock(size: size) }
                 position += size + 1
+                pending?.record.dataEnd = position
 
             case .done:
                 return
@@ -248,12 +297,28 @@ final class GIFStreamDecoder {
         }
     }
 
-    /// Reads `entries` RGB triplets into a 256-entry table; missing entries are opaque black.
-    private func readPalette(entries: Int) -> [UInt32] {
-        var table = [UInt32](repeating: Self.pack(0, 0, 0, 255), count: 256)
+    /// Decodes (poster) or probes (other frames) the sub-block at `position`.
+    private func readSubBlock(size: Int) {
+        guard var frame = pending else { return }
+        let start = position + 1
+        buffer.withUnsafeBufferPointer { all in
+            let slice = UnsafeBufferPointer(rebasing: all[start..<(start + size)])
+            if let poster = frame.poster {
+                if poster.lzw?.isFinished == false { poster.lzw?.decode(slice, into: &poster.writer) }
+            } else if frame.probe?.outcome == .undetermined {
+                frame.probe?.feed(slice)
+            }
+        }
+        pending = frame
+    }
+
+    /// Reads `entries` RGB triplets at `offset` into a 256-entry table; missing entries are opaque black.
+    static func readPalette(_ bytes: [UInt8], at offset: Int, entries: Int) -> [UInt32] {
+        var table = [UInt32](repeating: pack(0, 0, 0, 255), count: 256)
         for i in 0..<min(entries, 256) {
-            let o = position + i * 3
-            table[i] = Self.pack(buffer[o], buffer[o + 1], buffer[o + 2], 255)
+            let o = offset + i * 3
+            guard o + 2 < bytes.count else { break }
+            table[i] = pack(bytes[o], bytes[o + 1], bytes[o + 2], 255)
         }
         return table
     }
@@ -264,141 +329,73 @@ final class GIFStreamDecoder {
     }
 
     /// Without any colour table, browsers and Pillow read indices as gray levels.
-    private static let grayscalePalette: [UInt32] = (0..<256).map { pack(UInt8($0), UInt8($0), UInt8($0), 255) }
+    static let grayscalePalette: [UInt32] = (0..<256).map { pack(UInt8($0), UInt8($0), UInt8($0), 255) }
 
     // MARK: - Frames
 
-    /// Starts a frame and moves on to its code size, or stops when the frame budget is spent.
-    private func beginFrame(descriptor d: [UInt8], localPalette: [UInt32]?) throws {
+    /// Starts a frame (the poster is decoded, later ones indexed) and moves on to its code size.
+    private func beginFrame(descriptor d: [UInt8], localPaletteOffset: Int?, localEntries: Int) throws {
         state = .codeSize
         let x = Int(d[0]) | Int(d[1]) << 8, y = Int(d[2]) | Int(d[3]) << 8
         let w = Int(d[4]) | Int(d[5]) << 8, h = Int(d[6]) | Int(d[7]) << 8
         let frameControl = control
         control = nil
         guard w > 0, h > 0 else {
-            frame = nil  // an empty rectangle draws nothing; its data is skipped
+            pending = nil  // an empty rectangle draws nothing; its data is skipped
             return
         }
         // A frame reaching far outside a small screen is how decompression bombs look (Pillow grows its canvas
         // to the frame's extent); the extent must fit the pixel limit even though only the clipped part is kept.
-        try options.checkDimensions(width: x + w, height: y + h)
-        let canvasPixels = width * height
-        if heldPixels + canvasPixels > options.maximumPixelCount && !frames.isEmpty {
-            framesDropped = true
-            frame = nil
-            state = .done
-            return
-        }
-        let palette = localPalette ?? globalPalette ?? Self.grayscalePalette
-        let next = GIFFrameState(x: x, y: y, width: w, height: h, interlaced: d[8] & 0x40 != 0,
-                                  palette: palette, control: frameControl, canvasWidth: width, canvasHeight: height)
-        if canvas.isEmpty {
+        try options.checkPixelLimit(width: x + w, height: y + h)
+        let palette = localPaletteOffset.map { Self.readPalette(buffer, at: $0, entries: localEntries) }
+            ?? globalPalette ?? Self.grayscalePalette
+        let transparentIndex = frameControl?.transparentIndex
+        if initialCanvasValue == nil {
             // The first frame's transparent colour with zero alpha is as transparent as (0,0,0,0) and keeps the
             // invisible RGB identical to Pillow's, so first frames compare byte for byte.
-            var start = UInt32(0)
-            if let t = next.transparentIndex { start = palette[t] & Self.pack(255, 255, 255, 0) }
-            canvas = [UInt32](repeating: start, count: canvasPixels)
+            initialCanvasValue = transparentIndex.map { palette[$0] & Self.pack(255, 255, 255, 0) } ?? 0
         }
-        if next.disposal == 3 { next.savedBackground = copyRect(of: next) }
-        frame = next
+        let record = GIFFrameRecord(
+            x: x, y: y, width: w, height: h, interlaced: d[8] & 0x40 != 0,
+            localPaletteOffset: localPaletteOffset, localPaletteEntries: localEntries,
+            transparentIndex: transparentIndex, disposal: frameControl?.disposal ?? 0,
+            duration: GIFGraphicControl.browserDuration(centiseconds: frameControl?.delay ?? 0),
+            minCodeSize: 0, dataStart: position, dataEnd: position, isComplete: false)
+        var frame = PendingFrame(record: record)
+        if !posterDone {
+            if canvas.isEmpty { canvas = GIFCanvas.filled(with: initialCanvasValue ?? 0, pixels: width * height) }
+            frame.poster = GIFFrameState(
+                x: x, y: y, width: w, height: h, interlaced: record.interlaced, palette: palette,
+                transparentIndex: transparentIndex, disposal: record.disposal, duration: record.duration,
+                canvasWidth: width, canvasHeight: height)
+        }
+        pending = frame
     }
 
-    private func endFrame() {
+    private func endFrame() throws {
         state = .blockStart
-        guard let frame else { return }
-        self.frame = nil
+        guard var frame = pending else { return }
+        pending = nil
         if frame.isBroken {
             sawBrokenFrame = true
             return
         }
-        composite(frame, into: &canvas)
-        frames.append(ImageFrame(pixels: bytes(of: canvas), duration: frame.duration))
-        heldPixels += width * height
-        if options.decodeFirstFrameOnly {
-            state = .done
-            return
-        }
-        switch frame.disposal {
-        case 2:
-            var clear = UInt32(0)
-            if let t = frame.transparentIndex { clear = frame.palette[t] & Self.pack(255, 255, 255, 0) }
-            fillRect(of: frame, with: clear)
-        case 3: if let saved = frame.savedBackground { pasteRect(saved, of: frame) }
-        default: break
+        frame.record.isComplete = true
+        records.append(frame.record)
+        try options.checkFrameCount(records.count)
+        if let poster = frame.poster {
+            GIFCanvas.composite(poster, into: &canvas, width: width, height: height)
+            if options.decodeFirstFrameOnly { state = .done }
         }
     }
+}
 
-    /// The canvas with `frame`'s pixels so far drawn on it (for partial images).
-    private func composited(_ frame: GIFFrameState) -> [UInt32] {
-        var copy = canvas
-        composite(frame, into: &copy)
-        return copy
-    }
-
-    /// Draws every index received so far; transparent indices leave the canvas as it is.
-    private func composite(_ frame: GIFFrameState, into target: inout [UInt32]) {
-        let w = frame.writer
-        let clipWidth = w.clipWidth
-        guard clipWidth > 0, target.count == width * height else { return }
-        let transparent = frame.transparentIndex ?? -1
-        let canvasWidth = width
-        frame.palette.withUnsafeBufferPointer { palette in
-            w.indices.withUnsafeBufferPointer { indices in
-                target.withUnsafeMutableBufferPointer { out in
-                    func drawRow(streamRow: Int, columns: Int) {
-                        let fy = w.frameRow(forStreamRow: streamRow)
-                        guard fy >= w.clipY0 && fy < w.clipY1 else { return }
-                        let x1 = min(w.clipX1, columns)
-                        guard x1 > w.clipX0 else { return }
-                        let src = (fy - w.clipY0) * clipWidth - w.clipX0
-                        let dst = (frame.y + fy) * canvasWidth + frame.x
-                        for fx in w.clipX0..<x1 {
-                            let index = Int(indices[src + fx])
-                            if index != transparent { out[dst + fx] = palette[index] }
-                        }
-                    }
-                    for row in 0..<min(w.rowsDone, w.frameHeight) { drawRow(streamRow: row, columns: w.frameWidth) }
-                    if w.rowsDone < w.frameHeight && w.column > 0 { drawRow(streamRow: w.rowsDone, columns: w.column) }
-                }
-            }
-        }
-    }
-
-    private func copyRect(of frame: GIFFrameState) -> [UInt32] {
-        let w = frame.writer
-        var saved: [UInt32] = []
-        // A frame entirely right of the screen has rows inside it but no columns: nothing to save.
-        guard w.clipWidth > 0 else { return saved }
-        saved.reserveCapacity(w.clipWidth * (w.clipY1 - w.clipY0))
-        for fy in w.clipY0..<w.clipY1 {
-            let start = (frame.y + fy) * width + frame.x + w.clipX0
-            saved.append(contentsOf: canvas[start..<(start + w.clipWidth)])
-        }
-        return saved
-    }
-
-    private func pasteRect(_ saved: [UInt32], of frame: GIFFrameState) {
-        let w = frame.writer
-        guard w.clipWidth > 0 else { return }
-        var offset = 0
-        for fy in w.clipY0..<w.clipY1 {
-            let start = (frame.y + fy) * width + frame.x + w.clipX0
-            guard offset + w.clipWidth <= saved.count else { return }
-            canvas.replaceSubrange(start..<(start + w.clipWidth), with: saved[offset..<(offset + w.clipWidth)])
-            offset += w.clipWidth
-        }
-    }
-
-    private func fillRect(of frame: GIFFrameState, with value: UInt32) {
-        let w = frame.writer
-        guard w.clipWidth > 0 else { return }
-        for fy in w.clipY0..<w.clipY1 {
-            let start = (frame.y + fy) * width + frame.x + w.clipX0
-            for i in start..<(start + w.clipWidth) { canvas[i] = value }
-        }
-    }
-
-    private func bytes(of pixels: [UInt32]) -> [UInt8] {
-        pixels.withUnsafeBytes { Array($0) }
+extension GIFFrameRecord {
+    /// The record once its code size byte was read: its data starts at `start`.
+    func withData(minCodeSize: Int, start: Int) -> GIFFrameRecord {
+        GIFFrameRecord(x: x, y: y, width: width, height: height, interlaced: interlaced,
+                       localPaletteOffset: localPaletteOffset, localPaletteEntries: localPaletteEntries,
+                       transparentIndex: transparentIndex, disposal: disposal, duration: duration,
+                       minCodeSize: minCodeSize, dataStart: start, dataEnd: start, isComplete: false)
     }
 }

@@ -5,13 +5,13 @@ import Foundation
 /// `PNGCoder.decode` is this decoder fed everything at once, so both paths give identical pixels.
 /// Partial images: the rows decoded so far with the rest transparent, or for Adam7 the passes so far
 /// (libpng's progressive display fills each pass's pixel blocks, so early passes look coarse, not sparse).
-/// APNG frames are decoded and composited when the last bytes arrive; until then partial images show
-/// the default image as it loads.
+/// APNG frames are indexed as they stream past and composited on demand (`APNGFrames`); partial images
+/// show the default image as it loads.
 final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
     private let options: ImageDecodingOptions
     private var filter = PNGChunkFilter()
     private let stream: PNGStreamDecoder?
-    private var animation = APNGAnimation()
+    private var animation: APNGAnimation
     private var color = PNGColorChunks()
     private var orientation = ImageOrientation.up
     private var seenEXIF = false
@@ -24,6 +24,7 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
 
     init(options: ImageDecodingOptions) {
         self.options = options
+        animation = APNGAnimation(maximumFrameCount: options.maximumFrameCount)
         stream = PNGStreamDecoder(maximumPixelCount: options.maximumPixelCount)
     }
 
@@ -62,14 +63,14 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
         let complete = stream.isFinished
         partial = nil
         let pixels = stream.takeCanvas()
-        var frames: [ImageFrame] = []
-        if complete && !options.decodeFirstFrameOnly {
-            frames = animation.compose(defaultImage: pixels, width: width, height: height,
-                                       pixelBudget: max(options.maximumPixelCount, width * height))
+        var animated: AnimatedImage?
+        if !options.decodeFirstFrameOnly,
+           let frames = animation.frames(defaultImage: pixels, width: width, height: height, complete: complete) {
+            animated = AnimatedImage(source: frames, budget: options.decodingBudget)
         }
         finalImage = color.tag(DecodedImage(
             width: width, height: height, pixels: pixels, format: .png, orientation: orientation,
-            frames: frames, loopCount: frames.isEmpty ? 0 : animation.loopCount, isIncomplete: !complete))
+            animation: animated, loopCount: animated == nil ? 0 : animation.loopCount, isIncomplete: !complete))
     }
 
     // MARK: - PNGChunkSink
@@ -104,7 +105,7 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
             break
         }
         if !options.decodeFirstFrameOnly {
-            animation.record(type, data: data, canvasWidth: width, canvasHeight: height)
+            try animation.record(type, data: data, canvasWidth: width, canvasHeight: height)
         }
     }
 }

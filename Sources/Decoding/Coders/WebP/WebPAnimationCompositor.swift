@@ -9,7 +9,7 @@
 ///   integer "non-premultiplied" formula (skipping the previous frame's disposed rectangle, as libwebp does);
 /// - dispose-to-background clears the frame's rectangle to transparent before the next frame.
 struct WebPAnimationCompositor {
-    struct Placement {
+    struct Placement: Sendable {
         let x: Int, y: Int, width: Int, height: Int
         let hasAlpha: Bool
         let blends: Bool
@@ -62,10 +62,15 @@ struct WebPAnimationCompositor {
         return canvas
     }
 
-    private func isFullCanvas(_ p: Placement) -> Bool { p.width == canvasWidth && p.height == canvasHeight }
-
     private func isKeyFrame(_ p: Placement) -> Bool {
+        Self.isKeyFrame(p, previous: previous, previousWasKeyFrame: previousWasKeyFrame,
+                        canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+    }
+
+    /// libwebp's key-frame rule: the frame's composite does not depend on any earlier frame.
+    static func isKeyFrame(_ p: Placement, previous: Placement?, previousWasKeyFrame: Bool, canvasWidth: Int, canvasHeight: Int) -> Bool {
         guard let previous else { return true }
+        func isFullCanvas(_ p: Placement) -> Bool { p.width == canvasWidth && p.height == canvasHeight }
         if (!p.hasAlpha || !p.blends) && isFullCanvas(p) { return true }
         return previous.disposesToBackground && (isFullCanvas(previous) || previousWasKeyFrame)
     }

@@ -3,7 +3,8 @@ import Foundation
 /// WebP through the system's libwebp (`libwebp.so.7`), loaded with `dlopen` on first use.
 ///
 /// Still images (lossy, lossless, alpha) are decoded by libwebp; animations are parsed in Swift (RIFF,
-/// ANIM, ANMF) and each frame is decoded by libwebp and composited like libwebp's WebPAnimDecoder.
+/// ANIM, ANMF) and each frame is decoded by libwebp and composited like libwebp's WebPAnimDecoder, the first
+/// at decode time and the others on demand (`DecodedImage.animation`).
 /// EXIF orientation is reported. Still images decode incrementally, with rows appearing as they arrive.
 ///
 /// Without libwebp the coder still claims WebP data, so the failure is explicit: `decode` throws
@@ -37,7 +38,7 @@ public struct WebPCoder: ProgressiveImageCoder {
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
         let lib = try LibWebP.loadForDecoding(soname)
-        return try data.withUnsafeBytes { try WebPImageDecoding(lib: lib, options: options).decode($0) }
+        return try WebPImageDecoding(lib: lib, options: options).decode(data)
     }
 
     public func canIncrementallyDecode(_ data: Data) -> Bool {

@@ -17,7 +17,7 @@ struct WebPContainer {
     }
 
     /// One ANMF frame header, with the range of its frame data (ALPH + VP8, or VP8L).
-    struct Frame {
+    struct Frame: Sendable {
         let x: Int
         let y: Int
         let width: Int
@@ -46,8 +46,8 @@ struct WebPContainer {
     var isAnimated: Bool { (extendedFlags ?? 0) & Self.animationFlag != 0 }
 
     /// Parses `bytes`; throws `.corrupt` for a malformed structure, `.truncated` when even the RIFF
-    /// header is missing.
-    init(_ bytes: UnsafeRawBufferPointer) throws {
+    /// header is missing, `.tooManyFrames` past `maximumFrames` ANMF chunks (before indexing them).
+    init(_ bytes: UnsafeRawBufferPointer, maximumFrames: Int = .max) throws {
         guard bytes.count >= 12 else { throw ImageDecodingError.truncated }
         guard Self.fourCC(bytes, 0) == "RIFF", Self.fourCC(bytes, 8) == "WEBP" else {
             throw ImageDecodingError.corrupt("not a RIFF/WEBP file")
@@ -59,12 +59,18 @@ struct WebPContainer {
         if 8 + riffSize > bytes.count { isTruncated = true }
 
         var offset = 12
+        var frameChunks = 0
         while offset < end {  // every step advances by at least 8 bytes
             guard offset + 8 <= end else { isTruncated = true; break }
             let size = Int(Self.le32(bytes, offset + 4))
             let payloadStart = offset + 8
             guard size <= end - payloadStart else { isTruncated = true; break }
-            chunks.append(Chunk(fourCC: Self.fourCC(bytes, offset), payload: payloadStart..<payloadStart + size))
+            let fourCC = Self.fourCC(bytes, offset)
+            if fourCC == "ANMF" {
+                frameChunks += 1
+                if frameChunks > maximumFrames { throw ImageDecodingError.tooManyFrames(limit: maximumFrames) }
+            }
+            chunks.append(Chunk(fourCC: fourCC, payload: payloadStart..<payloadStart + size))
             offset = payloadStart + size + (size & 1)
         }
 

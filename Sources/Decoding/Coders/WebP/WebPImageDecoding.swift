@@ -12,16 +12,19 @@ struct WebPImageDecoding {
         bytes.count >= 21 && WebPContainer.fourCC(bytes, 12) == "VP8X" && bytes[20] & WebPContainer.animationFlag != 0
     }
 
-    /// Decodes a whole file: a still image through WebPDecodeRGBAInto, an animation frame by frame.
-    func decode(_ bytes: UnsafeRawBufferPointer) throws -> DecodedImage {
-        guard bytes.count >= 12 else { throw ImageDecodingError.truncated }
-        guard WebPContainer.fourCC(bytes, 0) == "RIFF", WebPContainer.fourCC(bytes, 8) == "WEBP" else {
-            throw ImageDecodingError.corrupt("not a RIFF/WEBP file")
+    /// Decodes a whole file: a still image through WebPDecodeRGBAInto, an animation's first frame (the others
+    /// on demand).
+    func decode(_ data: Data) throws -> DecodedImage {
+        try data.withUnsafeBytes { bytes in
+            guard bytes.count >= 12 else { throw ImageDecodingError.truncated }
+            guard WebPContainer.fourCC(bytes, 0) == "RIFF", WebPContainer.fourCC(bytes, 8) == "WEBP" else {
+                throw ImageDecodingError.corrupt("not a RIFF/WEBP file")
+            }
+            if Self.declaresAnimation(bytes) {
+                return try decodeAnimation(try WebPContainer(bytes, maximumFrames: options.maximumFrameCount), data)
+            }
+            return try decodeStill(bytes)
         }
-        if Self.declaresAnimation(bytes) {
-            return try decodeAnimation(try WebPContainer(bytes), bytes)
-        }
-        return try decodeStill(bytes)
     }
 
     // MARK: - Still images
@@ -90,52 +93,30 @@ struct WebPImageDecoding {
 
     // MARK: - Animations
 
-    /// Decodes every complete ANMF frame (only the first with `decodeFirstFrameOnly`) and composites it.
-    /// A file cut short yields the frames that arrived, marked incomplete.
-    func decodeAnimation(_ container: WebPContainer, _ bytes: UnsafeRawBufferPointer) throws -> DecodedImage {
+    /// Indexes every complete ANMF frame and composites the first one (the poster); the others are composited
+    /// on demand by the image's `animation`. A file cut short yields the frames that arrived, marked incomplete.
+    func decodeAnimation(_ container: WebPContainer, _ data: Data) throws -> DecodedImage {
         let canvasWidth = container.canvasWidth, canvasHeight = container.canvasHeight
-        try options.checkDimensions(width: canvasWidth, height: canvasHeight)
+        // The canvas handed out and the disposed previous one.
+        try options.checkDimensions(width: canvasWidth, height: canvasHeight, workingCanvases: 2)
         let selected = options.decodeFirstFrameOnly ? Array(container.frames.prefix(1)) : container.frames
         guard !selected.isEmpty else {
             if container.isTruncated { throw ImageDecodingError.truncated }
             throw ImageDecodingError.corrupt("animated WebP without frames")
         }
-        // Every frame is a full canvas in memory, so all of them together count against the pixel limit.
-        let (total, overflow) = (canvasWidth * canvasHeight).multipliedReportingOverflow(by: selected.count)
-        if overflow || total > options.maximumPixelCount {
-            throw ImageDecodingError.tooLarge(width: canvasWidth, height: canvasHeight)
+        try options.checkFrameCount(selected.count)
+        let frames = try WebPAnimationFrames(lib: lib, data: data, container: container, frames: selected)
+        guard let poster = try frames.makeCompositor(startingAt: 0).advance(output: true) else {
+            throw ImageDecodingError.corrupt("animation frame 0 could not be decoded")
         }
-
-        var compositor = WebPAnimationCompositor(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
-        var frames: [ImageFrame] = []
-        frames.reserveCapacity(selected.count)
-        for (index, frame) in selected.enumerated() {
-            let stream = try WebPContainer.bitstream(of: frame, in: bytes)
-            let file = WebPContainer.standaloneFile(for: stream, in: bytes)
-            var width: Int32 = 0, height: Int32 = 0
-            guard file.withUnsafeBufferPointer({ lib.getInfo($0.baseAddress, $0.count, &width, &height) }) != 0 else {
-                throw ImageDecodingError.corrupt("animation frame \(index) has no valid header")
-            }
-            let w = Int(width), h = Int(height)
-            guard w > 0, h > 0, frame.x + w <= canvasWidth, frame.y + h <= canvasHeight else {
-                throw ImageDecodingError.corrupt("animation frame \(index) (\(w)x\(h) at \(frame.x),\(frame.y)) outside the canvas")
-            }
-            let placement = WebPAnimationCompositor.Placement(
-                x: frame.x, y: frame.y, width: w, height: h, hasAlpha: stream.hasAlpha,
-                blends: frame.blends, disposesToBackground: frame.disposesToBackground)
-            // libwebp decodes the frame straight into its rectangle of the canvas, as WebPAnimDecoder does.
-            let canvas = try compositor.add(at: placement) { origin, available, stride in
-                let result = file.withUnsafeBufferPointer { lib.decodeRGBAInto($0.baseAddress, $0.count, origin, available, Int32(stride)) }
-                guard result != nil else { throw ImageDecodingError.corrupt("animation frame \(index) could not be decoded") }
-            }
-            frames.append(ImageFrame(pixels: canvas, duration: Self.duration(milliseconds: frame.durationMs)))
+        let animation = frames.frameCount > 1 ? AnimatedImage(source: frames, budget: options.decodingBudget) : nil
+        return data.withUnsafeBytes { bytes in
+            let orientation = container.exif.flatMap { EXIFOrientation.parse(UnsafeRawBufferPointer(rebasing: bytes[$0])) } ?? .up
+            return Self.tagColor(DecodedImage(
+                width: canvasWidth, height: canvasHeight, pixels: poster, format: .webp, orientation: orientation,
+                animation: animation, loopCount: container.loopCount,
+                isIncomplete: container.isTruncated && !options.decodeFirstFrameOnly), bytes)
         }
-        let orientation = container.exif.flatMap { EXIFOrientation.parse(UnsafeRawBufferPointer(rebasing: bytes[$0])) } ?? .up
-        let first = frames[0].pixels
-        return Self.tagColor(DecodedImage(
-            width: canvasWidth, height: canvasHeight, pixels: first, format: .webp, orientation: orientation,
-            frames: options.decodeFirstFrameOnly ? [] : frames, loopCount: container.loopCount,
-            isIncomplete: container.isTruncated && !options.decodeFirstFrameOnly), bytes)
     }
 
     /// Seconds for a stored duration, with the browser rule `ImageFrame` documents (under 20 ms → 100 ms).

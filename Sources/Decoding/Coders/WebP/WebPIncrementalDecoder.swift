@@ -57,11 +57,9 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
             try checkStatus(incremental, decoding)
         }
         guard isFinal else { return }
-        finalImage = try buffer.withUnsafeBytes { bytes -> DecodedImage in
-            switch mode {
-            case .still(let incremental): return try decoding.finish(incremental, bytes)
-            case .animated, .undetermined: return try decoding.decode(bytes)
-            }
+        switch mode {
+        case .still(let incremental): finalImage = try buffer.withUnsafeBytes { try decoding.finish(incremental, $0) }
+        case .animated, .undetermined: finalImage = try decoding.decode(buffer)
         }
         animationPreview = nil
     }
@@ -122,10 +120,9 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
         guard let lib = try? LibWebP.load(soname).get() else { return nil }
         var firstOnly = options
         firstOnly.decodeFirstFrameOnly = true
-        let preview = buffer.withUnsafeBytes { bytes -> DecodedImage? in
-            guard let container = try? WebPContainer(bytes), !container.frames.isEmpty else { return nil }
-            return try? WebPImageDecoding(lib: lib, options: firstOnly).decodeAnimation(container, bytes)
-        }
+        let bytes = buffer
+        guard let container = bytes.withUnsafeBytes({ try? WebPContainer($0) }), !container.frames.isEmpty else { return nil }
+        let preview = try? WebPImageDecoding(lib: lib, options: firstOnly).decodeAnimation(container, bytes)
         animationPreview = preview.map { image in
             var partial = image
             partial.isIncomplete = true
