@@ -38,7 +38,9 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
         guard let coder = coders.reversed().first(where: { $0.canDecode(data) }) else {
             throw ImageDecodingError.unsupportedFormat
         }
-        return Self.finish(try coder.decode(data, options: options), options: options)
+        return try DecodeActivity.shared.during {
+            Self.finish(try coder.decode(data, options: options.lettingCoderConvertColor), options: options)
+        }
     }
 
     /// An incremental decoder for data that starts with `data` (only a prefix is looked at; the caller
@@ -47,7 +49,8 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
     public func incrementalDecoder(for data: Data, options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
         for coder in coders.reversed() {
             if let progressive = coder as? any ProgressiveImageCoder, progressive.canIncrementallyDecode(data) {
-                return FinishingIncrementalDecoder(progressive.makeIncrementalDecoder(options: options), options: options)
+                return FinishingIncrementalDecoder(
+                    progressive.makeIncrementalDecoder(options: options.lettingCoderConvertColor), options: options)
             }
             if coder.canDecode(data) {
                 return BufferingIncrementalDecoder(coder: coder, options: options)
@@ -65,9 +68,10 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
     }
 
     /// The post-processing every decode path shares: exact target size, the scale factor, then colour
-    /// management (after scaling, so a thumbnail converts only its own pixels).
-    static func finish(_ image: DecodedImage, options: ImageDecodingOptions) -> DecodedImage {
-        var out = ImageScaler.apply(options, to: image)
+    /// management (after scaling, so a thumbnail converts only its own pixels; in place, since `image` is
+    /// consumed and its pixels are not shared).
+    static func finish(_ image: consuming DecodedImage, options: ImageDecodingOptions) -> DecodedImage {
+        var out = ImageScaler.apply(options, to: consume image)
         out.scale = options.scaleFactor > 0 ? options.scaleFactor : 1
         ColorManagement.apply(options.colorManagement, to: &out)
         return out

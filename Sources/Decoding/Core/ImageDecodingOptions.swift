@@ -23,6 +23,9 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     /// coder reduces cheaply where it can (libjpeg's DCT scaling) and stops, so the result is at least the
     /// size `thumbnailPixelSize` asks for but not filtered to it. `nil` (the default): the exact size.
     public var shrinkOnLoad: ShrinkOnLoad?
+    /// Set by `ImageCodersManager` only: a coder that can convert rows to sRGB as it decodes them (the JPEG
+    /// coder) does so and reports them converted. Coders called directly keep returning pixels as decoded.
+    var coderConvertsColor = false
 
     /// How much a shrink-on-load decode may reduce: what the result must still cover.
     public enum ShrinkOnLoad: Sendable, Equatable {
@@ -48,6 +51,13 @@ public struct ImageDecodingOptions: Sendable, Equatable {
         self.decodeFirstFrameOnly = decodeFirstFrameOnly
         self.maximumPixelCount = maximumPixelCount
         self.shrinkOnLoad = shrinkOnLoad
+    }
+
+    /// These options for a coder called by `ImageCodersManager` (`coderConvertsColor`).
+    var lettingCoderConvertColor: ImageDecodingOptions {
+        var options = self
+        options.coderConvertsColor = true
+        return options
     }
 
     /// Throws `.zeroPixels` or `.tooLarge` for a header's dimensions. Coders call this as soon as the

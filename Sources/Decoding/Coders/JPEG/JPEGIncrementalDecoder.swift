@@ -76,6 +76,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             jpeg.configureColor(parsed, options: options)
             let size = try jpeg.configure(scaleDenominator: JPEGDecompressor.scaleDenominator(
                 width: parsed.width, height: parsed.height, options: options))
+            jpeg.fuseColorConversion(header: parsed, outputSize: size, options: options)
             width = size.width
             height = size.height
             header = parsed
