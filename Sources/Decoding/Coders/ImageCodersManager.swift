@@ -79,17 +79,18 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
 }
 
 /// Applies the manager's post-processing to whatever a coder's incremental decoder produces, so the final
-/// image equals `ImageCodersManager.decode` of the same bytes.
+/// image equals `ImageCodersManager.decode` of the same bytes. Partial images are colour-converted only in the
+/// rows that changed (`ProgressiveColorConversion`).
 final class FinishingIncrementalDecoder: IncrementalImageDecoder {
     private let base: any IncrementalImageDecoder
-    private let options: ImageDecodingOptions
+    private let colorConversion: ProgressiveColorConversion
     /// The finished final image: scaled and converted once, however often it is asked for.
     private var finalImage: DecodedImage?
     private var isFinal = false
 
     init(_ base: any IncrementalImageDecoder, options: ImageDecodingOptions) {
         self.base = base
-        self.options = options
+        colorConversion = ProgressiveColorConversion(options: options)
     }
 
     func append(_ data: Data, isFinal: Bool) throws {
@@ -99,7 +100,9 @@ final class FinishingIncrementalDecoder: IncrementalImageDecoder {
 
     func currentImage() -> DecodedImage? {
         if let finalImage { return finalImage }
-        let image = base.currentImage().map { ImageCodersManager.finish($0, options: options) }
+        guard let partial = base.currentImage() else { return nil }
+        let rows = (base as? any PartialImageRows)?.partialRows
+        let image = colorConversion.finish(partial, rows: rows, isFinal: isFinal)
         if isFinal { finalImage = image }
         return image
     }
