@@ -14,6 +14,7 @@ const char *cic_libpng_version(void);
 #include "cic_tiff.h"
 #include "cic_lcms.h"
 #include "cic_color.h"
+#include "cic_lab.h"
 #include "cic_zlib.h"
 
 #endif
