@@ -18,13 +18,26 @@ static void cic_cmyk_to_rgba(uint8_t *p, size_t pixels) {
 }
 
 // CMYK rows to RGBA: through the profile's lcms2 transform when one is set, else the naive formula.
-void cic_jpeg_convert_cmyk(cic_jpeg_decoder *d, uint8_t *p, size_t pixels) {
+static void cic_jpeg_convert_cmyk(cic_jpeg_decoder *d, uint8_t *p, size_t pixels) {
     if (!d->cmyk_transform) {
         cic_cmyk_to_rgba(p, pixels);
         return;
     }
     cic_lcms_apply(d->cmyk_api, d->cmyk_transform, p, pixels);
     for (size_t i = 0; i < pixels; i++) p[i * 4 + 3] = 255;  // the K byte's place becomes opaque alpha
+}
+
+void cic_jpeg_convert_rows(cic_jpeg_decoder *d, uint8_t *p, size_t pixels) {
+    if (d->header.is_cmyk) cic_jpeg_convert_cmyk(d, p, pixels);
+    else if (d->row_matrix) cic_matrix_transform_apply(d->row_matrix, p, pixels);
+    else if (d->row_lcms_transform) cic_lcms_apply(d->row_lcms_api, d->row_lcms_transform, p, pixels);
+}
+
+void cic_jpeg_decoder_set_row_transform(cic_jpeg_decoder *d, const cic_matrix_transform *matrix,
+                                        const cic_lcms_api *api, void *transform) {
+    d->row_matrix = matrix;
+    d->row_lcms_api = api;
+    d->row_lcms_transform = api ? transform : NULL;
 }
 
 // Joins the APP2 "ICC_PROFILE\0" chunks (sequence number, count, data) in order. A profile with a missing,

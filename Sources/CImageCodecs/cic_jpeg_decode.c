@@ -47,7 +47,7 @@ static int cic_read_rows(cic_jpeg_decoder *d, uint8_t *pixels) {
         if (want > CIC_JPEG_ROW_BATCH) want = CIC_JPEG_ROW_BATCH;
         for (JDIMENSION i = 0; i < want; i++) rows[i] = pixels + (size_t)(first + i) * stride;
         JDIMENSION got = jpeg_read_scanlines(cinfo, rows, want);
-        if (d->header.is_cmyk && got > 0) cic_jpeg_convert_cmyk(d, rows[0], (size_t)got * (size_t)d->out_width);
+        if (got > 0) cic_jpeg_convert_rows(d, rows[0], (size_t)got * (size_t)d->out_width);
         if (got == 0) return 0;
     }
     return 1;

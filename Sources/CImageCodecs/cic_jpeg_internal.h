@@ -17,6 +17,7 @@
 #include <jpeglib.h>
 #include "cic_jpeg.h"
 #include "cic_lcms.h"
+#include "cic_color.h"
 
 // Corrupt data makes libjpeg warn and carry on; a hostile file can make it warn millions of times.
 #define CIC_JPEG_MAX_WARNINGS 1000
@@ -76,6 +77,9 @@ struct cic_jpeg_decoder {
     size_t icc_length;
     const cic_lcms_api *cmyk_api;  // CMYK/YCCK rows go through this lcms2 transform when set
     void *cmyk_transform;
+    const cic_matrix_transform *row_matrix;  // RGB/gray rows go through this fast-path transform when set,
+    const cic_lcms_api *row_lcms_api;        // else through this lcms2 one (cic_jpeg_decoder_set_row_transform)
+    void *row_lcms_transform;
 };
 
 // Installs the error manager: errors longjmp to err->jump, messages stay silent, warnings beyond
@@ -85,8 +89,9 @@ void cic_jpeg_error_init(cic_error_mgr *err, long warning_limit);
 // Points the decoder's libjpeg source at its suspending source manager (empty until input arrives).
 void cic_jpeg_source_init(cic_jpeg_decoder *d);
 
-// CMYK rows to RGBA in place: through the profile's lcms2 transform when one is set, else the naive formula.
-void cic_jpeg_convert_cmyk(cic_jpeg_decoder *d, uint8_t *p, size_t pixels);
+// Rows just written by libjpeg, in place: CMYK to RGBA (through the profile's lcms2 transform when one is set,
+// else the naive formula), RGB/gray to sRGB when a row transform is set.
+void cic_jpeg_convert_rows(cic_jpeg_decoder *d, uint8_t *p, size_t pixels);
 
 // Joins the saved APP2 ICC_PROFILE chunks into d->icc (owned), or leaves it NULL.
 void cic_jpeg_collect_icc(cic_jpeg_decoder *d);

@@ -1,12 +1,12 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// Colour management (issue 17): embedded colour spaces converted to sRGB through lcms2, checked against
 /// Pillow ImageCms (lcms2) references made by Tests/Support/DecoderFixtures/make_color_fixtures.py, with ΔE2000.
 @Suite(.serialized) struct ColorManagementTests {
     static let lcmsPresent = ColorManagement.unavailableReason == nil
-    static let webpPresent = WebPCoder().unavailableReason == nil
 
     /// Fixture, and what the decoder must say it converted from.
     static let fixtures: [(file: String, from: String)] = [
@@ -19,7 +19,7 @@ import Testing
         return try PNGCoder().decode(try DecoderFixtures.data(name), options: ImageDecodingOptions())
     }
 
-    @Test(.enabled(if: lcmsPresent && webpPresent), arguments: fixtures.map(\.file))
+    @Test(.requires(.lcms2, .libwebp), arguments: fixtures.map(\.file))
     func convertedPixelsMatchTheLCMSReference(_ file: String) throws {
         let image = try ImageCodersManager.shared.decode(try DecoderFixtures.data(file))
         let reference = try Self.reference(file)
@@ -35,7 +35,7 @@ import Testing
         #expect(image.iccProfile == nil)
     }
 
-    @Test(.enabled(if: lcmsPresent && webpPresent), arguments: fixtures.map(\.file))
+    @Test(.requires(.lcms2, .libwebp), arguments: fixtures.map(\.file))
     func chunkedDecodingConvertsTheSame(_ file: String) throws {
         let data = try DecoderFixtures.data(file)
         let oneShot = try ImageCodersManager.shared.decode(data)
@@ -43,7 +43,7 @@ import Testing
         #expect(chunked.pixels == oneShot.pixels && chunked.colorState == oneShot.colorState)
     }
 
-    @Test(.enabled(if: webpPresent))
+    @Test(.requires(.libwebp))
     func keepOriginalHandsBackTheProfileAndThePixelsAsDecoded() throws {
         let options = ImageDecodingOptions(colorManagement: .keepOriginal)
         for file in ["color_adobergb.jpg", "color_displayp3.png", "color_prophoto.webp"] {
@@ -57,11 +57,11 @@ import Testing
             // The public API finishes the job later (a thumbnailer that decoded with .keepOriginal).
             var later = kept
             ColorManagement.convertToSRGB(&later)
-            if Self.lcmsPresent { #expect(later.pixels == (try ImageCodersManager.shared.decode(data)).pixels, "\(file)") }
+            #expect(later.pixels == (try ImageCodersManager.shared.decode(data)).pixels, "\(file)")
         }
     }
 
-    @Test(.enabled(if: lcmsPresent))
+    @Test(.requires(.lcms2))
     func thumbnailsAreConvertedAfterScaling() throws {
         let data = try DecoderFixtures.data("color_cmyk.jpg")
         let thumb = try ImageCodersManager.shared.decode(data, options: ImageDecodingOptions(thumbnailPixelSize: CGSize(width: 16, height: 16)))
@@ -85,16 +85,22 @@ import Testing
         }
     }
 
-    @Test func withoutLCMSPixelsStayAsDecodedWithAReason() throws {
+    /// A matrix/TRC profile needs no lcms2 (the fast path); a LUT-based one without lcms2 stays as decoded.
+    @Test func withoutLCMSLUTProfilesStayAsDecodedWithAReason() throws {
         let profile = try #require(try Self.embeddedProfile("color_adobergb.jpg"))
-        guard case .failure(let reason) = ColorManagement.resolve(.icc(profile, cmyk: nil), soname: "liblcms2-not-installed.so.9") else {
+        guard case .matrix = ColorManagement.resolve(.icc(profile, cmyk: nil), soname: "liblcms2-not-installed.so.9") else {
+            Issue.record("a matrix/TRC profile must convert without lcms2")
+            return
+        }
+        let cmyk = try #require(try Self.embeddedProfile("color_cmyk.jpg"))
+        guard case .failure(let reason) = ColorManagement.resolve(.icc(cmyk, cmyk: true), soname: "liblcms2-not-installed.so.9") else {
             Issue.record("a missing lcms2 must be a failure with a reason")
             return
         }
         #expect(reason.contains("liblcms2-not-installed.so.9") && reason.contains("install liblcms2-2"))
     }
 
-    @Test(.enabled(if: lcmsPresent))
+    @Test(.requires(.lcms2))
     func hostileProfilesFallBackWithAReason() throws {
         var rng = SeededRandom(seed: 17)
         let profile = [UInt8](try #require(try Self.embeddedProfile("color_adobergb.jpg")))
@@ -120,8 +126,9 @@ import Testing
 
     /// `OD_DELTA_E_REPORT=1 swift test --filter deltaEReport`: the table in Docs/Decoding.md (ΔE2000 against
     /// the lcms2 reference, unconverted and converted, and the conversion cost per megapixel).
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["OD_DELTA_E_REPORT"] != nil && lcmsPresent))
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["OD_DELTA_E_REPORT"] != nil))  // a report on request, not a check
     func deltaEReport() throws {
+        try Requirement.check(.lcms2)
         for (file, _) in Self.fixtures {
             let data = try DecoderFixtures.data(file)
             let reference = try Self.reference(file)
@@ -146,7 +153,7 @@ import Testing
 
     /// The profile a coder reports for a fixture (pixels as decoded).
     /// The 1/8 DC-only JPEG path (shrink-on-load) returns before libjpeg runs: its pixels must still be converted.
-    @Test(.enabled(if: lcmsPresent))
+    @Test(.requires(.lcms2))
     func shrinkOnLoadFastPathIsConvertedToo() throws {
         let data = try DecoderFixtures.data("color_adobergb.jpg")
         let shrink = ImageDecodingOptions(thumbnailPixelSize: CGSize(width: 8, height: 6), shrinkOnLoad: .fit)
@@ -165,6 +172,6 @@ import Testing
     }
 
     static func embeddedProfile(_ file: String) throws -> Data? {
-        try JPEGCoder().decode(try DecoderFixtures.data(file), options: ImageDecodingOptions()).iccProfile
+        try JPEGCoder().decode(try DecoderFixtures.data(file), options: ImageDecodingOptions(colorManagement: .keepOriginal)).iccProfile
     }
 }

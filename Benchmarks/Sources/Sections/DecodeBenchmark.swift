@@ -19,8 +19,11 @@ struct DecodeBenchmark {
         }
 
         if RunContext.jpegCoderAvailable {
+            // The photo carries a Display P3 profile, so "baseline" and "progressive" include its conversion to
+            // sRGB (djpeg converts nothing); "untagged" is the same photo without the profile.
             for (file, name, key) in [
                 (fixtures.largeBaseline, "baseline", "decode_ratio_vs_djpeg_baseline"),
+                (fixtures.largeUntagged, "untagged", "decode_ratio_vs_djpeg_untagged"),
                 (fixtures.largeProgressive, "progressive", "decode_ratio_vs_djpeg_progressive"),
             ] {
                 let data = try Data(contentsOf: file)
@@ -44,8 +47,10 @@ struct DecodeBenchmark {
                 pillow(file, mode: .full, ours: ours, name: "jpeg_\(name)", label: "12 MP \(name) JPEG")
             }
             try thumbnails(djpegAvailable: djpegAvailable, startup: startup)
+            try ColorConversionBenchmark(context: context).run()
         } else {
-            for key in ["decode_ratio_vs_djpeg_baseline", "decode_ratio_vs_djpeg_progressive", "thumbnail_speedup"] {
+            for key in ["decode_ratio_vs_djpeg_baseline", "decode_ratio_vs_djpeg_untagged", "decode_ratio_vs_djpeg_progressive",
+                        "thumbnail_speedup", "color_convert_ms_12mp", "color_convert_ratio_vs_lcms2"] {
                 report.skip(key, reason: "no JPEG coder registered in ImageCodersManager yet")
             }
         }

@@ -4,7 +4,8 @@ import Foundation
 /// The files the benchmark serves and decodes, generated into a work directory by `prepare` (run.sh then
 /// points nginx at `<dir>/www`).
 ///
-/// - `large-baseline.jpg`: the corpus' 12 MP photo (sdwebimage/TestJFIF.jpg), unchanged.
+/// - `large-baseline.jpg`: the corpus' 12 MP photo (sdwebimage/TestJFIF.jpg, Display P3 profile), unchanged.
+/// - `large-untagged.jpg`: the same photo without its profile and other markers (`jpegtran -copy none`).
 /// - `large-progressive.jpg`: the same photo made progressive by `jpegtran` (same pixels, 10 scans).
 /// - `photo-4mp.png`: a 2304×1728 crop of the photo, written by the package's PNG encoder.
 /// - `animated.gif`: the corpus' pillow/iss634.gif (245×245, 42 frames).
@@ -19,6 +20,7 @@ struct Fixtures {
     var www: URL { directory.appendingPathComponent("www") }
     var largeBaseline: URL { www.appendingPathComponent("large-baseline.jpg") }
     var largeProgressive: URL { www.appendingPathComponent("large-progressive.jpg") }
+    var largeUntagged: URL { www.appendingPathComponent("large-untagged.jpg") }
     var png4MP: URL { www.appendingPathComponent("photo-4mp.png") }
     var animatedGIF: URL { www.appendingPathComponent("animated.gif") }
     var tinyJPEG: URL { directory.appendingPathComponent("tiny.jpg") }
@@ -62,6 +64,7 @@ struct Fixtures {
         try replace(largeBaseline, with: Data(contentsOf: photo))
         try replace(animatedGIF, with: Data(contentsOf: gif))
         try run(["jpegtran", "-progressive", "-copy", "all", "-outfile", largeProgressive.path, photo.path])
+        try run(["jpegtran", "-copy", "none", "-outfile", largeUntagged.path, photo.path])
 
         log("decoding the photo with djpeg for crops")
         let ppmPath = directory.appendingPathComponent("photo.ppm")

@@ -91,6 +91,12 @@ const uint8_t *cic_jpeg_decoder_icc(const cic_jpeg_decoder *decoder, size_t *len
 /// reading samples as libjpeg delivers them) instead of the naive formula. Set before decoding; NULL api clears.
 struct cic_lcms_api;
 void cic_jpeg_decoder_set_cmyk_transform(cic_jpeg_decoder *decoder, const struct cic_lcms_api *api, void *transform);
+/// RGB and gray images: convert rows to sRGB as libjpeg writes them, while they are in cache, through the
+/// matrix/TRC fast path (cic_color.h) or else an lcms2 RGBA transform (`api` and `transform`). Set before
+/// decoding; all NULL clears.
+struct cic_matrix_transform;
+void cic_jpeg_decoder_set_row_transform(cic_jpeg_decoder *decoder, const struct cic_matrix_transform *matrix,
+                                        const struct cic_lcms_api *api, void *transform);
 /// The first APP1 "Exif\0\0" payload (after read_header), or NULL.
 const uint8_t *cic_jpeg_decoder_exif(const cic_jpeg_decoder *decoder, size_t *length);
 

@@ -45,12 +45,14 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
         }
         let scope = DecodeBudgetScope(budget: options.decodingBudget, format: ImageFormat(sniffing: data),
                                       cancellation: options.cancellation)
-        var scoped = options
+        var scoped = options.lettingCoderConvertColor
         scoped.budgetScope = DecodeBudgetScopeSlot(scope: scope)
         let image: DecodedImage
         do {
             defer { scope.release() }
-            image = Self.finish(try coder.decode(data, options: scoped), options: options)
+            image = try DecodeActivity.shared.during {
+                Self.finish(try coder.decode(data, options: scoped), options: options)
+            }
         }
         return try Self.preloadingFrames(image, options: options)
     }
@@ -67,7 +69,7 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
             if let progressive = coder as? any ProgressiveImageCoder, progressive.canIncrementallyDecode(data) {
                 let scope = DecodeBudgetScope(budget: options.decodingBudget, format: ImageFormat(sniffing: data),
                                               cancellation: options.cancellation)
-                var scoped = options
+                var scoped = options.lettingCoderConvertColor
                 scoped.budgetScope = DecodeBudgetScopeSlot(scope: scope)
                 return FinishingIncrementalDecoder(progressive.makeIncrementalDecoder(options: scoped), options: options, scope: scope)
             }
@@ -87,10 +89,11 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
     }
 
     /// The post-processing every decode path shares: exact target size, the scale factor, then colour
-    /// management (after scaling, so a thumbnail converts only its own pixels). An animation gets the same
-    /// steps for the frames it composites later.
-    static func finish(_ image: DecodedImage, options: ImageDecodingOptions) -> DecodedImage {
-        var out = ImageScaler.apply(options, to: image)
+    /// management (after scaling, so a thumbnail converts only its own pixels; in place, since `image` is
+    /// consumed and its pixels are not shared). An animation gets the same steps for the frames it composites
+    /// later.
+    static func finish(_ image: consuming DecodedImage, options: ImageDecodingOptions) -> DecodedImage {
+        var out = ImageScaler.apply(options, to: consume image)
         out.scale = options.scaleFactor > 0 ? options.scaleFactor : 1
         ColorManagement.apply(options.colorManagement, to: &out)
         return out
@@ -116,12 +119,14 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
 }
 
 /// Applies the manager's post-processing to whatever a coder's incremental decoder produces, so the final
-/// image equals `ImageCodersManager.decode` of the same bytes.
+/// image equals `ImageCodersManager.decode` of the same bytes. Partial images are colour-converted only in the
+/// rows that changed (`ProgressiveColorConversion`).
 final class FinishingIncrementalDecoder: IncrementalImageDecoder {
     private let base: any IncrementalImageDecoder
     private let options: ImageDecodingOptions
     /// The decoder's claim on the decode memory budget, released once the final image exists.
     private let scope: DecodeBudgetScope?
+    private let colorConversion: ProgressiveColorConversion
     /// The finished final image: scaled and converted once, however often it is asked for.
     private var finalImage: DecodedImage?
     private var isFinal = false
@@ -130,6 +135,7 @@ final class FinishingIncrementalDecoder: IncrementalImageDecoder {
         self.base = base
         self.options = options
         self.scope = scope
+        colorConversion = ProgressiveColorConversion(options: options)
     }
 
     func append(_ data: Data, isFinal: Bool) throws {
@@ -145,11 +151,13 @@ final class FinishingIncrementalDecoder: IncrementalImageDecoder {
 
     func currentImage() -> DecodedImage? {
         if let finalImage { return finalImage }
-        var image = base.currentImage().map { ImageCodersManager.finish($0, options: options) }
+        guard let partial = base.currentImage() else { return nil }
+        let rows = (base as? any PartialImageRows)?.partialRows
+        var image = colorConversion.finish(partial, rows: rows, isFinal: isFinal)
         if isFinal {
             // Released before preloading, which reserves on its own: a decode never waits while it holds.
             scope?.release()
-            if let finished = image { image = (try? ImageCodersManager.preloadingFrames(finished, options: options)) ?? finished }
+            image = (try? ImageCodersManager.preloadingFrames(image, options: options)) ?? image
             finalImage = image
         }
         return image

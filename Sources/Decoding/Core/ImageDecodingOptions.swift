@@ -38,6 +38,9 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     public var shrinkOnLoad: ShrinkOnLoad?
     /// The decode's claim on the budget, set by `ImageCodersManager` for the coder it calls.
     var budgetScope = DecodeBudgetScopeSlot()
+    /// Set by `ImageCodersManager` only: a coder that can convert rows to sRGB as it decodes them (the JPEG
+    /// coder) does so and reports them converted. Coders called directly keep returning pixels as decoded.
+    var coderConvertsColor = false
 
     /// How much a shrink-on-load decode may reduce: what the result must still cover.
     public enum ShrinkOnLoad: Sendable, Equatable {
@@ -71,6 +74,13 @@ public struct ImageDecodingOptions: Sendable, Equatable {
         self.decodeFirstFrameOnly = decodeFirstFrameOnly
         self.maximumPixelCount = maximumPixelCount
         self.shrinkOnLoad = shrinkOnLoad
+    }
+
+    /// These options for a coder called by `ImageCodersManager` (`coderConvertsColor`).
+    var lettingCoderConvertColor: ImageDecodingOptions {
+        var options = self
+        options.coderConvertsColor = true
+        return options
     }
 
     /// Throws `.zeroPixels` or `.tooLarge` for a header's dimensions. Coders call this as soon as the

@@ -42,6 +42,7 @@ public struct JPEGCoder: ProgressiveImageCoder {
             jpeg.configureColor(header, options: options)
             let size = try jpeg.configure(scaleDenominator: JPEGDecompressor.scaleDenominator(
                 width: header.width, height: header.height, options: options))
+            jpeg.fuseColorConversion(header: header, outputSize: size, options: options)
             try jpeg.start()
             let count = size.width * size.height * 4
             // Written in place by libjpeg: no zero-fill, no copy.

@@ -42,8 +42,9 @@ final class JPEGDecompressor {
     private var lastHeader = cic_jpeg_header()
     private(set) var header: Header?
     private(set) var color = Color()
-    /// Kept alive while libjpeg's rows go through it.
+    /// Kept alive while libjpeg's rows go through them.
     private var cmykTransform: ColorTransform?
+    private var rowTransform: AnyObject?
 
     init(maximumPixelCount: Int) throws {
         guard let handle = cic_jpeg_decoder_create(UInt64(max(0, maximumPixelCount))) else {
@@ -113,8 +114,32 @@ final class JPEGDecompressor {
             color = Color(state: .convertedToSRGB(from: transform.description))
         case .failure(let reason):
             color = Color(iccProfile: profile, state: .notConverted(reason: "\(reason); \(naive)"), source: .settled)
+        case .identity, .matrix:
+            break  // not for CMYK keys
+        }
+    }
+
+    /// After `configure`: RGB and gray rows are converted to sRGB in the shim as libjpeg writes them (in cache,
+    /// and each row once for baseline previews), unless the image is resized afterwards (`exactTarget`): then
+    /// `ColorManagement` converts the smaller result, as conversion always follows shrinking.
+    func fuseColorConversion(header: Header, outputSize: (width: Int, height: Int), options: ImageDecodingOptions) {
+        guard options.coderConvertsColor, options.colorManagement == .convertToSRGB, !header.isCMYK, let profile = color.iccProfile,
+              color.state == .awaitingConversion else { return }
+        if let target = ImageScaler.targetSize(width: header.width, height: header.height, options: ImageScaler.finishing(options)),
+           target != outputSize { return }
+        switch ColorManagement.transform(for: .icc(profile, cmyk: nil)) {
         case .identity:
-            break
+            color = Color(state: .sRGB)
+        case .matrix(let transform):
+            rowTransform = transform
+            cic_jpeg_decoder_set_row_transform(handle, transform.cHandle, nil, nil)
+            color = Color(state: .convertedToSRGB(from: transform.description))
+        case .transform(let transform):
+            rowTransform = transform
+            cic_jpeg_decoder_set_row_transform(handle, nil, transform.api, transform.handle)
+            color = Color(state: .convertedToSRGB(from: transform.description))
+        case .failure:
+            break  // the manager reports why
         }
     }
 

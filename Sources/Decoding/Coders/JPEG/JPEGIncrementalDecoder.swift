@@ -7,7 +7,9 @@ import Foundation
 /// - Baseline (single-scan): rows are decoded as data arrives; a partial image has the rows so far and
 ///   fully transparent rows below.
 /// - Progressive (multi-scan): scans are absorbed in buffered-image mode; `currentImage()` renders an
-///   output pass only when a scan completed since the last one, so the caller's throttle bounds the work.
+///   output pass only when a scan completed since the last one and the data grew by half since the last
+///   rendered pass (a pass renders, and colour-converts, the whole frame; a small scan changes it little), so
+///   a caller asking after every chunk gets a handful of passes, not one per scan.
 /// - Arithmetic-coded: libjpeg cannot suspend inside those scans, so the bytes are buffered until
 ///   `isFinal` and decoded in one go.
 ///
@@ -24,6 +26,9 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
     private var pixels: [UInt8] = []
     private var finalImage: DecodedImage?
     private var failure: (any Error)?
+    /// Bytes appended so far, and how many there were when the last preview pass was rendered (0: none yet).
+    private var bytesAppended = 0
+    private var bytesAtLastPass = 0
 
     init(options: ImageDecodingOptions) {
         self.options = options
@@ -37,6 +42,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             let jpeg = try self.jpeg ?? JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
             self.jpeg = jpeg
             try data.withUnsafeBytes { try jpeg.append($0) }
+            bytesAppended += data.count
             if isFinal { jpeg.setFinal() }
             try advance(jpeg, isFinal: isFinal)
         } catch {
@@ -50,9 +56,12 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         guard failure == nil, started, let jpeg, let header else { return nil }
         if header.isMultiScan {
             do {
-                _ = try pixels.withUnsafeMutableBufferPointer { buffer -> Bool in
-                    guard let base = buffer.baseAddress else { return false }
-                    return try jpeg.renderPreview(into: base)
+                if bytesAtLastPass == 0 || bytesAppended >= bytesAtLastPass + bytesAtLastPass / 2 {
+                    let rendered = try pixels.withUnsafeMutableBufferPointer { buffer -> Bool in
+                        guard let base = buffer.baseAddress else { return false }
+                        return try jpeg.renderPreview(into: base)
+                    }
+                    if rendered { bytesAtLastPass = bytesAppended }
                 }
             } catch {
                 fail(error)  // libjpeg's state is gone after an error; the next append reports it
@@ -76,6 +85,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             jpeg.configureColor(parsed, options: options)
             let size = try jpeg.configure(scaleDenominator: JPEGDecompressor.scaleDenominator(
                 width: parsed.width, height: parsed.height, options: options))
+            jpeg.fuseColorConversion(header: parsed, outputSize: size, options: options)
             width = size.width
             height = size.height
             header = parsed

@@ -10,7 +10,7 @@ import Foundation
 final class PNGIncrementalDecoder: IncrementalImageDecoder, PNGChunkSink {
     private let options: ImageDecodingOptions
     private var filter = PNGChunkFilter()
-    private let stream: PNGStreamDecoder?
+    let stream: PNGStreamDecoder?
     private var animation: APNGAnimation
     private var color = PNGColorChunks()
     private var orientation = ImageOrientation.up

@@ -41,7 +41,7 @@ extension TIFFCoder {
         switch ColorManagement.cmykTransform(profile: profile, inverted: false) {
         case .transform(let resolved): transform = resolved
         case .failure(let reason): return .notApplied(reason)
-        case .identity: return .notApplied("the profile is not a CMYK profile")
+        case .identity, .matrix: return .notApplied("the profile is not a CMYK profile")
         }
         var message = [CChar](repeating: 0, count: 256)
         let count = Int(width) * Int(height)
