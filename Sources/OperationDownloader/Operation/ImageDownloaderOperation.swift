@@ -259,6 +259,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         case .fail(let error):
             state.withLock { $0.metrics.startedAt = $0.metrics.startedAt ?? Date() }
             finish(error: ImageDownloaderError.network(error), cancelTransfer: false)
+        case .waitForSharedFetch(let wait):
+            waitForSharedFetch(wait)  // [HTTP cache] ImageDownloaderOperation+HTTPCache.swift
         }
     }
 
@@ -277,6 +279,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         case .beforeStart:
             // Answer now; `start()` finishes the operation (it must never be finished before it started).
             callers.answerAll(.failure(ImageDownloaderError.cancelled), after: [], object: self)
+            // [HTTP cache] a wait for another process's fetch ends now, and finishes the operation.
+            httpTransaction.cancelSharedFetchWait()
         case .running:
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)
         case .over:

@@ -33,6 +33,9 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         case fail(URLError)
         /// Create the data task with this request.
         case send(URLRequest)
+        /// Another process of the fleet is fetching this URL for the shared cache: wait for it
+        /// (`whenSharedFetchEnds`), then call `begin` again (HTTPCacheTransaction+SharedFetch.swift).
+        case waitForSharedFetch(HTTPCacheFlightWait)
     }
 
     /// What `didReceive response` does.
@@ -84,6 +87,10 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     private let lock = NSLock()
     private let originalRequest: URLRequest
     private var state: State
+    /// Fleet-wide single-flight on a shared cache (HTTPCacheTransaction+SharedFetch.swift).
+    let sharedFetch = Locked(SharedFetchPhase.none)
+    /// The transport answered an authentication challenge with a credential (`authenticationAnswered()`).
+    private let answeredChallenge = OnceFlag()
 
     /// - Parameters:
     ///   - request: the request as the downloader built it (headers, modifier applied).
@@ -107,6 +114,10 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     /// again: cookies and the stored response are read afresh). `acceptsStatus` is the download's status
     /// validation: a response stored without its body is only served to a download that rejects its status.
     func begin(now: Date = Date(), acceptsStatus: @escaping @Sendable (Int) -> Bool = { (200..<300).contains($0) }) -> Start {
+        joiningSharedFetch(plannedStart(now: now, acceptsStatus: acceptsStatus))
+    }
+
+    private func plannedStart(now: Date, acceptsStatus: @escaping @Sendable (Int) -> Bool) -> Start {
         var request = originalRequest
         if handleCookies { request = CookieHandling.addingCookies(to: request, from: cookieStorage, now: now) }
         lock.withLock {
@@ -200,6 +211,12 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
 
     /// Call for every response (also error statuses: their cookies count too).
     func received(_ response: HTTPURLResponse, now: Date = Date()) -> ResponseDisposition {
+        let disposition = plannedDisposition(response, now: now)
+        settleSharedFetch(after: disposition, statusCode: response.statusCode)
+        return disposition
+    }
+
+    private func plannedDisposition(_ response: HTTPURLResponse, now: Date) -> ResponseDisposition {
         storeCookies(from: response)
         let current = lock.withLock { state }
         guard let cache, useURLCache else { return response.statusCode == 304 ? .notModified : .proceed }
@@ -257,20 +274,37 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         guard useURLCache, let stored = current.stored, stored.hasBody else { return nil }
         let request = HTTPHeaderFields(request: current.currentRequest)
         guard stored.mayServeStaleOnError(for: request, now: now)
-            || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.headers)) else { return nil }
+            || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.rulesHeaders)) else { return nil }
         lock.withLock { state.servedStoredResponse = true }
         return stored.served(at: now, stale: true)
+    }
+
+    /// Whether the request `begin` returned stores its response (a miss or a revalidation the policy stores).
+    var sendsStoringRequest: Bool { lock.withLock { state.storesResponse } }
+
+    /// The download's status validation (as given to `begin`).
+    func acceptsStatus(_ statusCode: Int) -> Bool {
+        lock.withLock { state.acceptsStatus }(statusCode)
+    }
+
+    /// The operation answered an authentication challenge with a credential: the response is one to an
+    /// authorized request, which a shared cache stores only where RFC 9111 §3.5 allows.
+    func authenticationAnswered() {
+        _ = answeredChallenge.claim()
     }
 
     /// Whether `completed` can write to the cache at all (`.useURLCache` with a cache).
     var mayStore: Bool { useURLCache && cache != nil }
 
     /// Stores a complete response and its body (before any decryptor) when the policy allows.
-    func completed(_ response: HTTPURLResponse, data: Data, now: Date = Date()) {
+    /// `authenticated`: the transport answered an authentication challenge for it (a shared cache stores it
+    /// only where RFC 9111 §3.5 allows).
+    func completed(_ response: HTTPURLResponse, data: Data, now: Date = Date(), authenticated: Bool = false) {
+        defer { finishSharedFetch() }
         let current = lock.withLock { state }
         guard current.storesResponse, !current.servedStoredResponse, useURLCache, let cache, response.statusCode != 304 else { return }
         cache.store(response, data: data, for: storedRequest(current.currentRequest, response: response),
-                    requestDate: current.requestDate, responseDate: now)
+                    requestDate: current.requestDate, responseDate: now, authenticated: authenticated || answeredChallenge.isClaimed)
     }
 
     /// After a redirect the response belongs to the final URL, which is where it is stored.
@@ -293,6 +327,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
             state.stored = nil
             state.cachedBody = nil
         }
+        abandonSharedFetch()
     }
 
     private func storeCookies(from response: HTTPURLResponse) {
