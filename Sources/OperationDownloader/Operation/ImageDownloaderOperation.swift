@@ -247,7 +247,13 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         let begun: HTTPCacheTransaction.Start
         if httpTransaction.mayStore {
             let codes = state.withLock { $0.acceptableStatusCodes }
-            begun = httpTransaction.begin(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) })
+            switch httpTransaction.beginSharing(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) }) {
+            case .proceed(let start):
+                begun = start
+            case .wait(let wait):
+                waitForSharedFetch(wait)  // [HTTP cache] a shared cache's single-flight: ImageDownloaderOperation+HTTPCache.swift
+                return
+            }
         } else {
             begun = httpTransaction.begin()
         }
@@ -259,8 +265,6 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         case .fail(let error):
             state.withLock { $0.metrics.startedAt = $0.metrics.startedAt ?? Date() }
             finish(error: ImageDownloaderError.network(error), cancelTransfer: false)
-        case .waitForSharedFetch(let wait):
-            waitForSharedFetch(wait)  // [HTTP cache] ImageDownloaderOperation+HTTPCache.swift
         }
     }
 

@@ -21,27 +21,36 @@ enum SharedFetchPhase {
 /// The holder's lease ends when its response is known (`finish`: the waiters read the cache) or when the
 /// download ends without one (`abandon`: a waiter takes over).
 extension HTTPCacheTransaction {
-    /// `start` as planned, unless it sends a storing request for a shared cache whose URL another download
-    /// is fetching: then wait. A download that took the lock over after waiting and finds the entry stored
-    /// meanwhile ends its lease.
-    func joiningSharedFetch(_ start: Start) -> Start {
-        guard let flights = cache?.store.flights else { return start }
+    /// What an attempt does: `begin`'s answer, or a wait for another download's fetch.
+    enum SharedStart {
+        case proceed(Start)
+        /// Another download of the fleet (or of this process) is fetching this URL into the shared cache: wait
+        /// for it (`whenSharedFetchEnds`), then call `beginSharing` again.
+        case wait(HTTPCacheFlightWait)
+    }
+
+    /// `begin`, joined to the fleet's single-flight when the cache is shared: a storing request (a miss, a
+    /// revalidation) first takes the URL's lock, or waits when another download holds it. A download that took
+    /// the lock over after waiting and finds the entry stored meanwhile ends its lease.
+    func beginSharing(now: Date = Date(), acceptsStatus: @escaping @Sendable (Int) -> Bool) -> SharedStart {
+        let start = begin(now: now, acceptsStatus: acceptsStatus)
+        guard let flights = cache?.store.flights else { return .proceed(start) }
         guard case .send(let request) = start else {
             finishSharedFetch()
-            return start
+            return .proceed(start)
         }
         let phase = sharedFetch.withLock { $0 }
-        guard case .none = phase, sendsStoringRequest, let name = Self.flightName(for: request) else { return start }
+        guard case .none = phase, sendsStoringRequest, let name = Self.flightName(for: request) else { return .proceed(start) }
         switch flights.begin(name) {
         case .lead(let lease):
             sharedFetch.withLock { $0 = .leading(lease) }
-            return start
+            return .proceed(start)
         case .wait(let wait):
             sharedFetch.withLock { $0 = .waiting(wait) }
-            return .waitForSharedFetch(wait)
+            return .wait(wait)
         case .bypass:
             sharedFetch.withLock { $0 = .settled }
-            return start
+            return .proceed(start)
         }
     }
 

@@ -33,9 +33,6 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         case fail(URLError)
         /// Create the data task with this request.
         case send(URLRequest)
-        /// Another process of the fleet is fetching this URL for the shared cache: wait for it
-        /// (`whenSharedFetchEnds`), then call `begin` again (HTTPCacheTransaction+SharedFetch.swift).
-        case waitForSharedFetch(HTTPCacheFlightWait)
     }
 
     /// What `didReceive response` does.
@@ -114,10 +111,6 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     /// again: cookies and the stored response are read afresh). `acceptsStatus` is the download's status
     /// validation: a response stored without its body is only served to a download that rejects its status.
     func begin(now: Date = Date(), acceptsStatus: @escaping @Sendable (Int) -> Bool = { (200..<300).contains($0) }) -> Start {
-        joiningSharedFetch(plannedStart(now: now, acceptsStatus: acceptsStatus))
-    }
-
-    private func plannedStart(now: Date, acceptsStatus: @escaping @Sendable (Int) -> Bool) -> Start {
         var request = originalRequest
         if handleCookies { request = CookieHandling.addingCookies(to: request, from: cookieStorage, now: now) }
         lock.withLock {

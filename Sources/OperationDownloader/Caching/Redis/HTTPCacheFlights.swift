@@ -40,6 +40,7 @@ final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `r
     private var flights: [String: Flight] = [:]
     private var polling = false
     private var renewing = false
+    private var waitsStarted = 0
     private let queue = DispatchQueue(label: "OperationDownloader.HTTPImageCache.flights")
     private let clock: @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
 
@@ -50,6 +51,8 @@ final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `r
 
     /// Flights this process holds or waits for (tests).
     var activeCount: Int { lock.withLock { flights.count } }
+    /// Waits started so far, in this process (tests).
+    var waitsBegun: Int { lock.withLock { waitsStarted } }
 
     /// Starts the flight of entry `name` (the cache key's primary entry name) for one download.
     func begin(_ name: String) -> Start {
@@ -70,10 +73,11 @@ final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `r
             scheduleRenewal()
             return .lead(HTTPCacheFlightLease(name: name, token: token, flights: self))
         case false?:
-            let wait = makeWait(name)
-            lock.withLock {
+            let wait: HTTPCacheFlightWait = lock.withLock {
+                let wait = makeWait(name)
                 flights[name]?.holder = .otherProcess
                 flights[name]?.waiters.append(wait)
+                return wait
             }
             schedulePoll()
             return .wait(wait)
@@ -85,7 +89,9 @@ final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `r
         }
     }
 
+    /// A new wait for `name` (call under `lock`: it counts the waits).
     private func makeWait(_ name: String) -> HTTPCacheFlightWait {
+        waitsStarted += 1
         let deadline = clock() + UInt64(max(0, min(locks.options.maximumWait, 3600)) * 1_000_000_000)
         return HTTPCacheFlightWait(name: name, deadline: deadline, flights: self)
     }

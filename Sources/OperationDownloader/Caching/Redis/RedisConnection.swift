@@ -24,9 +24,9 @@ final class RedisConnection {
                                              &code, &message, message.count) else {
             throw RedisConnectionFailure(reason: "cannot connect to \(endpoint.displayName): \(Self.string(message))")
         }
+        // From here `deinit` frees the context, also when this initializer throws.
         self.context = context
         guard chiredis_set_timeout(context, Self.milliseconds(commandTimeout)) == 0 else {
-            chiredis_free(context)
             throw RedisConnectionFailure(reason: "cannot set the command timeout on \(endpoint.displayName)")
         }
         var setup: [[Data]] = []
@@ -35,16 +35,9 @@ final class RedisConnection {
         }
         if endpoint.database != 0 { setup.append([Data("SELECT".utf8), Data(String(endpoint.database).utf8)]) }
         guard !setup.isEmpty else { return }
-        let replies: [RedisReply]
-        do {
-            replies = try pipeline(setup)
-        } catch {
-            chiredis_free(context)
-            throw error
-        }
+        let replies = try pipeline(setup)
         for (command, reply) in zip(setup, replies) {
             guard let message = reply.errorMessage else { continue }
-            chiredis_free(context)
             let name = String(decoding: command[0], as: UTF8.self)
             throw RedisConnectionFailure(reason: "\(endpoint.displayName) refused \(name): \(message)")
         }

@@ -30,15 +30,16 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
     child.wait()
     """
 
-    /// Starts a server; `arguments` are extra configuration (`["--requirepass", "secret"]`).
-    init(arguments: [String] = []) throws {
+    /// Starts a server; `arguments` are extra configuration (`["--requirepass", "secret"]`); `port` nil picks a
+    /// free one.
+    init(arguments: [String] = [], port fixedPort: Int? = nil) throws {
         guard let binary = Requirement.redisServerPath else { throw RedisServerFailure(message: "no redis-server") }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var lastError = "not started"
         // A port picked free may be taken before redis binds it: a few tries.
         for _ in 0..<5 {
-            let port = try Self.freePort()
+            let port = try fixedPort ?? Self.freePort()
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", "-c", Self.supervisor, "300", binary,
