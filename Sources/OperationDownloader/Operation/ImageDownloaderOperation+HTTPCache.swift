@@ -21,6 +21,8 @@ extension ImageDownloaderOperation {
                 sendOrServe()
             }
         }
+        // A cancel that came while the wait was being set up found nothing to end: end it now.
+        if state.withLock({ $0.cancelRequested }) { httpTransaction.cancelSharedFetchWait() }
     }
 
     /// A 304 whose validator matches no stored response (RFC 9111 §4.3.4): the download starts again with

@@ -11,6 +11,8 @@ enum SharedFetchPhase {
     case leading(HTTPCacheFlightLease)
     /// Another download (here or in another process) fetches; this one waits.
     case waiting(HTTPCacheFlightWait)
+    /// Another download's fetch ended with a response while this one waited: the cache holds what it got.
+    case doneByAnother
     /// Over for this download: it reads the cache again and, needing the network, sends without the lock.
     case settled
 }
@@ -34,12 +36,22 @@ extension HTTPCacheTransaction {
     /// the lock over after waiting and finds the entry stored meanwhile ends its lease.
     func beginSharing(now: Date = Date(), acceptsStatus: @escaping @Sendable (Int) -> Bool) -> SharedStart {
         let start = begin(now: now, acceptsStatus: acceptsStatus)
-        guard let flights = cache?.store.flights else { return .proceed(start) }
+        guard let cache, let flights = cache.store.flights else { return .proceed(start) }
         guard case .send(let request) = start else {
             finishSharedFetch()
             return .proceed(start)
         }
         let phase = sharedFetch.withLock { $0 }
+        if case .doneByAnother = phase {
+            sharedFetch.withLock { $0 = .settled }
+            // A revalidation (`.reloadRevalidatingCacheData`: a stale-while-revalidate refresh, or the caller's
+            // own) that another process has just made: its fresh result is the answer, not a second request.
+            if request.cachePolicy == .reloadRevalidatingCacheData, let stored = cache.storedResponse(for: request),
+               stored.hasBody, stored.use(for: HTTPHeaderFields(request: request), now: now) == .fresh {
+                return .proceed(.serveFromCache(stored.served(at: now)))
+            }
+            return .proceed(start)
+        }
         guard case .none = phase, sendsStoringRequest, let name = Self.flightName(for: request) else { return .proceed(start) }
         switch flights.begin(name) {
         case .lead(let lease):
@@ -66,10 +78,10 @@ extension HTTPCacheTransaction {
     func whenSharedFetchEnds(_ wait: HTTPCacheFlightWait, _ resume: @escaping @Sendable () -> Void) {
         wait.notify { [sharedFetch] outcome in
             sharedFetch.withLock { phase in
-                if case .lead(let lease) = outcome {
-                    phase = .leading(lease)
-                } else {
-                    phase = .settled
+                switch outcome {
+                case .lead(let lease): phase = .leading(lease)
+                case .done: phase = .doneByAnother
+                case .gaveUp, .cancelled: phase = .settled
                 }
             }
             resume()
@@ -119,7 +131,7 @@ extension HTTPCacheTransaction {
         switch phase {
         case .leading(let lease): lease.abandon()
         case .waiting(let wait): wait.cancel()
-        case .none, .settled: break
+        case .none, .doneByAnother, .settled: break
         }
     }
 }
