@@ -49,6 +49,7 @@ struct Goal {
         Goal(key: "progressive_cpu_ratio_jpeg", label: "chunked progressive JPEG (previews) CPU vs one-shot", comparison: .atMost, threshold: 3),
         Goal(key: "peak_rss_mb_large", label: "peak RSS, 200 × 12 MP JPEG with .scaleDownLargeImages", comparison: .below, threshold: 300),
         Goal(key: "thumbnail_pipeline_ratio_vs_fastest", label: "12 MP JPEG → 256 px q80 thumbnail CPU vs the faster of vipsthumbnail and Pillow", comparison: .atMost, threshold: 0.8),
+        Goal(key: "fleet_origin_requests", label: "4 processes × 500 URLs on the shared Redis cache → requests at the origin", comparison: .atMost, threshold: 500),
     ]
 }
 

@@ -25,6 +25,7 @@ struct BenchmarkRunner {
             ("thumbnail", { try ThumbnailBenchmark(context: context).run() }),
             ("transports", { try TransportBenchmark(context: context).run() }),
             ("transport-instructions", { try TransportInstructionsBenchmark(context: context).run() }),
+            ("fleet", { try FleetBenchmark(context: context).run() }),
         ]
         let started = Clock.wall()
         for (name, body) in all where sections?.contains(name) ?? true {
