@@ -130,10 +130,6 @@ int chiredis_context_error(const chiredis_context *context, char *errstr, size_t
     return err;
 }
 
-int chiredis_fd(const chiredis_context *context) {
-    return abi == 1 ? ((const struct context_v1 *)context)->fd : ((const struct context_v0 *)context)->fd;
-}
-
 chiredis_context *chiredis_connect(const char *host, int port, int timeout_ms, int *err, char *errstr, size_t errlen) {
     void *context = api.connect_with_timeout(host, port, timeval_of(timeout_ms));
     if (!context) {

@@ -67,9 +67,6 @@ int chiredis_get_reply(chiredis_context *context, void **reply);
 /// The context's error code (0: none) and message.
 int chiredis_context_error(const chiredis_context *context, char *errstr, size_t errlen);
 
-/// The socket of `context` (for tests and diagnostics).
-int chiredis_fd(const chiredis_context *context);
-
 void chiredis_free(chiredis_context *context);
 
 void chiredis_reply_view_of(const void *reply, chiredis_reply_view *out);

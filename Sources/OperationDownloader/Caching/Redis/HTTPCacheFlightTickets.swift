@@ -26,8 +26,6 @@ final class HTTPCacheFlightLease: @unchecked Sendable {  // `ended` is a OnceFla
         guard ended.claim() else { return }
         flights?.abandoned(self)
     }
-
-    var isEnded: Bool { ended.isClaimed }
 }
 
 /// A download waiting for another's fetch of the same cache key. Ends exactly once with an `Outcome`, on which
@@ -79,13 +77,6 @@ final class HTTPCacheFlightWait: @unchecked Sendable {  // `state` guarded by `l
     func cancel() {
         flights?.cancelled(self)
         end(.cancelled)
-    }
-
-    var hasEnded: Bool {
-        lock.withLock {
-            if case .ended = state { return true }
-            return false
-        }
     }
 
     /// Ends the wait; false when it had ended already (a lease it carries is then the caller's to pass on).

@@ -4,13 +4,12 @@ import Foundation
 /// when every connection is busy, and a broken one is dropped. Every call goes through the circuit breaker,
 /// so a server that is down, slow or refusing the password costs one timeout per back-off interval, not one
 /// per download; the start of each outage is reported once through `onWarning`.
-final class RedisConnectionPool: @unchecked Sendable {  // `lock` guards `idle`, `breaker`, `failureCount`
+final class RedisConnectionPool: @unchecked Sendable {  // `lock` guards `idle` and `breaker`
     let endpoint: RedisEndpoint
     private let options: RedisCacheOptions
     private let lock = NSLock()
     private var idle: [RedisConnection] = []
     private var breaker: RedisCircuitBreaker
-    private var failureCount = 0
     private let clock: @Sendable () -> UInt64
     private let onWarning: @Sendable (String) -> Void
 
@@ -22,12 +21,6 @@ final class RedisConnectionPool: @unchecked Sendable {  // `lock` guards `idle`,
         self.onWarning = onWarning
         self.breaker = RedisCircuitBreaker(initialInterval: options.retryInterval, maximumInterval: options.maximumRetryInterval)
     }
-
-    /// Failures (connection or command) seen so far: for tests and diagnostics.
-    var failures: Int { lock.withLock { failureCount } }
-
-    /// Whether calls go to the server now (the breaker is closed).
-    var isAvailable: Bool { lock.withLock { breaker.isClosed } }
 
     /// Runs `commands` as one pipeline on a pooled connection: their replies in order, or nil when Redis is
     /// unavailable (the breaker is open, or this call failed: then it opens).
@@ -63,18 +56,8 @@ final class RedisConnectionPool: @unchecked Sendable {  // `lock` guards `idle`,
         pipeline([arguments])?.first
     }
 
-    /// Closes the idle connections (the busy ones close when their call ends and the pool is gone).
-    func closeIdle() {
-        let closing = lock.withLock { () -> [RedisConnection] in
-            defer { idle.removeAll() }
-            return idle
-        }
-        _ = closing  // released here, outside the lock
-    }
-
     private func failed(_ error: RedisConnectionFailure) {
         let (transition, dropped): (RedisCircuitBreaker.Transition, [RedisConnection]) = lock.withLock {
-            failureCount += 1
             let transition = breaker.failed(now: clock())
             // The idle connections share the fate of the one that failed (a restarted or unreachable server).
             defer { idle.removeAll() }
