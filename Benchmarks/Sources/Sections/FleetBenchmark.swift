@@ -30,7 +30,7 @@ struct FleetBenchmark {
         context.log("fleet: \(Self.processes) processes × \(count) URLs × \(rounds) rounds, shared vs independent")
 
         var origin = Samples(), independentOrigin = Samples(), waits = Samples()
-        var fleetWall = Samples(), independentWall = Samples()
+        var fleetWall = Samples(), independentWall = Samples(), fleetCPU = Samples(), independentCPU = Samples()
         for round in 0..<rounds {
             let token = UUID().uuidString.prefix(8)
             // Alternate which variant runs first, so neither always meets a warmer machine.
@@ -48,11 +48,15 @@ struct FleetBenchmark {
                     report.error("fleet: \(failed) of \(records.count) downloads failed (shared: \(shared))")
                 }
                 let requests = Double(serverRequests(containing: tag, expectedAtLeast: count))
+                // The four processes' own CPU (wait4 rusage) per download; redis-server's and nginx's are not in it.
+                let cpu = outcomes.reduce(0) { $0 + $1.cost.cpu } * 1000 / Double(count * Self.processes)
                 if shared {
+                    fleetCPU.add(cpu)
                     fleetWall.add(wall)
                     origin.add(requests)
                     waits.add(Double(records.filter { $0.contains("\"shared_wait\":true") }.count))
                 } else {
+                    independentCPU.add(cpu)
                     independentWall.add(wall)
                     independentOrigin.add(requests)
                 }
@@ -63,6 +67,8 @@ struct FleetBenchmark {
         report.headline("fleet_wall_s", section: s, label: "\(Self.processes) processes × \(count) URLs on the shared cache, wall time", unit: "s", fleetWall)
         report.detail("fleet_independent_wall_s", section: s, label: "\(Self.processes) independent processes × \(count) URLs, wall time", unit: "s", independentWall)
         report.headline("fleet_wall_ratio_vs_independent", section: s, label: "shared-cache fleet wall time ÷ independent processes", unit: "×", ratios(fleetWall, independentWall))
+        report.detail("fleet_cpu_ms_per_download", section: s, label: "shared-cache fleet: the processes' CPU per download (decode on)", unit: "ms", fleetCPU)
+        report.detail("fleet_independent_cpu_ms_per_download", section: s, label: "independent processes: CPU per download (decode on)", unit: "ms", independentCPU)
         report.detail("fleet_waits", section: s, label: "downloads that waited for another process's fetch (single-flight)", unit: "downloads", waits)
 
         let latency = try hitLatencies(redisURL: redisURL, count: context.quick ? 50 : 200, available: available)

@@ -44,7 +44,7 @@ final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `r
     private let queue = DispatchQueue(label: "OperationDownloader.HTTPImageCache.flights")
     private let clock: @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
 
-    init(locks: RedisFlightLocks, pollInterval: TimeInterval = 0.02) {
+    init(locks: RedisFlightLocks, pollInterval: TimeInterval = 0.005) {
         self.locks = locks
         self.pollInterval = pollInterval
     }
