@@ -46,8 +46,9 @@ extension HTTPCacheTransaction {
             sharedFetch.withLock { $0 = .settled }
             // A revalidation (`.reloadRevalidatingCacheData`: a stale-while-revalidate refresh, or the caller's
             // own) that another process has just made: its fresh result is the answer, not a second request.
-            if request.cachePolicy == .reloadRevalidatingCacheData, let stored = cache.storedResponse(for: request),
-               stored.hasBody, stored.use(for: HTTPHeaderFields(request: request), now: now) == .fresh {
+            // (Judged by the caller's request: the one sent carries the revalidation's own `max-age=0`.)
+            if request.cachePolicy == .reloadRevalidatingCacheData, let stored = cache.storedResponse(for: originalRequest),
+               stored.hasBody, stored.use(for: HTTPHeaderFields(request: originalRequest), now: now) == .fresh {
                 return .proceed(.serveFromCache(stored.served(at: now)))
             }
             return .proceed(start)

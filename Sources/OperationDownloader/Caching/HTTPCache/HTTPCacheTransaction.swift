@@ -82,7 +82,8 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     }
 
     private let lock = NSLock()
-    private let originalRequest: URLRequest
+    /// The request as the downloader built it (before validators and cookies).
+    let originalRequest: URLRequest
     private var state: State
     /// Fleet-wide single-flight on a shared cache (HTTPCacheTransaction+SharedFetch.swift).
     let sharedFetch = Locked(SharedFetchPhase.none)
