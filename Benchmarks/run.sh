@@ -6,7 +6,9 @@
 #   bash Benchmarks/run.sh --quick    every section with small counts (CI): writes results/quick.*
 #   bash Benchmarks/run.sh --sections download,decode    only these sections: writes results/partial.* (no docs update)
 #
-# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind, libvips-tools; nginx is unpacked from its
+# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind, libvips-tools, redis-server and
+# libhiredis0.14 for the Fleet section, whose redis-server runs on a free port without persistence and stops on exit;
+# nginx is unpacked from its
 # .deb into a temporary directory with `apt-get download` + `dpkg -x`, so no system service is started;
 # Pillow and numpy from pip when possible, optional), builds the benchmark in release mode, generates the test images,
 # serves them from nginx on a free 127.0.0.1 port and stops it on exit.
@@ -21,7 +23,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) mode=(--quick) ;;
         --sections) sections="${2:?--sections needs a list}"; shift ;;
-        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,thumbnail,transports,transport-instructions,animation]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,thumbnail,transports,transport-instructions,animation,fleet]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -41,7 +43,8 @@ command -v python3 >/dev/null || need+=(python3)
 command -v objcopy >/dev/null || need+=(binutils)
 command -v vipsthumbnail >/dev/null || need+=(libvips-tools)  # the Thumbnail section's reference
 command -v openssl >/dev/null || need+=(openssl)
-for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev; do
+command -v redis-server >/dev/null || need+=(redis-server)  # the Fleet section's shared cache
+for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev libhiredis0.14; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 apt_updated=0
@@ -63,10 +66,15 @@ fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/operationdownloader-bench.XXXXXX")"
 nginx_pid=""
+redis_pid=""
 cleanup() {
     if [ -n "$nginx_pid" ]; then
         kill "$nginx_pid" 2>/dev/null || true
         wait "$nginx_pid" 2>/dev/null || true
+    fi
+    if [ -n "$redis_pid" ]; then
+        kill "$redis_pid" 2>/dev/null || true
+        wait "$redis_pid" 2>/dev/null || true
     fi
     rm -rf "$work"
 }
@@ -145,6 +153,8 @@ http {
         listen 127.0.0.1:$port;
         root $work/www;
         location / { }
+        # The Fleet section: the same files, cacheable for an hour (its processes share them through Redis).
+        location /fleet/ { alias $work/www/; expires 1h; }
     }
     server {
         listen 127.0.0.1:$tls_port ssl http2;
@@ -164,8 +174,20 @@ for _ in $(seq 1 100); do
 done
 curl -sf -o /dev/null "$base/animated.gif" || { echo "run.sh: nginx did not start" >&2; tail -5 "$work/nginx/error.log" >&2; exit 1; }
 
+# redis-server for the Fleet section: a free port, no persistence, stopped by cleanup.
+redis_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+mkdir -p "$work/redis"
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work/redis" \
+    --maxmemory 512mb --maxmemory-policy allkeys-lru --loglevel warning --logfile "$work/redis/redis.log" &
+redis_pid=$!
+for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null && break
+    sleep 0.1
+done
+
 # --- run -----------------------------------------------------------------------------------------------
-args=(run --dir "$work" --base-url "$base" --access-log "$work/nginx/access.log" --results "$repo/Benchmarks/results" "${tls_args[@]}")
+args=(run --dir "$work" --base-url "$base" --access-log "$work/nginx/access.log" --results "$repo/Benchmarks/results" "${tls_args[@]}"
+      --redis-url "redis://127.0.0.1:$redis_port/0")
 if [ -n "$sections" ]; then
     args+=(--sections "$sections")
 elif [ ${#mode[@]} -eq 0 ]; then

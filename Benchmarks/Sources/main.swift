@@ -32,6 +32,7 @@ do {
             accessLog: URL(fileURLWithPath: try arguments.required("--access-log")),
             quick: quick, report: BenchmarkReport(), executable: executablePath())
         context.tls = RunContext.TLSEndpoint(arguments)
+        context.redisURL = arguments.value("--redis-url")
         let sections = arguments.value("--sections").map { Set($0.split(separator: ",").map(String.init)) }
         let runner = BenchmarkRunner(context: context, sections: sections)
         let ok = runner.run(

@@ -14,6 +14,8 @@ struct RunContext {
     let executable: String
     /// The same files over HTTPS with HTTP/2 (run.sh's second nginx listener), when run.sh set one up.
     var tls: TLSEndpoint?
+    /// "redis://127.0.0.1:PORT/0" of the redis-server run.sh started (`--redis-url`), for the Fleet section.
+    var redisURL: String?
 
     /// `--tls-base-url URL --ca-file FILE [--ca-bundle FILE]` of `Benchmarks run`.
     struct TLSEndpoint {

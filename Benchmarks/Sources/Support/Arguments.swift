@@ -41,9 +41,9 @@ struct Arguments {
     usage (normally through Benchmarks/run.sh):
       Benchmarks prepare --dir DIR --corpus CORPUS [--quick]
       Benchmarks run --dir DIR --base-url URL --access-log FILE [--quick] [--results DIR] [--docs FILE] [--sections LIST]
-                     [--tls-base-url URL --ca-file FILE --ca-bundle FILE]
+                     [--tls-base-url URL --ca-file FILE --ca-bundle FILE] [--redis-url redis://HOST:PORT/DB]
       Benchmarks child WORKLOAD --dir DIR --base-url URL --count N
       Benchmarks transport-child WORKLOAD --dir DIR --base-url URL --count N [--ca-file FILE]
-    sections: download, coalescing, decode, progressive, memory, instructions, thumbnail, transports, transport-instructions
+    sections: download, coalescing, decode, progressive, memory, instructions, thumbnail, transports, transport-instructions, fleet
     """
 }

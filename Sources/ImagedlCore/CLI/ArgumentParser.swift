@@ -82,8 +82,7 @@ public enum ArgumentParser {
                 case "--password":
                     options.password = value
                 case "--http-cache":
-                    guard !value.isEmpty else { throw UsageError("--http-cache needs a folder") }
-                    options.httpCacheDirectory = value
+                    try HTTPCacheOption.parse(value, into: &options)
                 case "--retry":
                     guard let n = Int(value), (0...100).contains(n) else {
                         throw UsageError("--retry needs a whole number of retries from 0 to 100, not '\(value)'")

@@ -9,7 +9,7 @@ enum HelpText {
     SYNOPSIS
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--max-time S]
-                       [--header 'K: V']... [--user U --password P] [--http-cache DIR]
+                       [--header 'K: V']... [--user U --password P] [--http-cache DIR|URL]
                        [--retry N] [--input FILE]
                        [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl --input FILE [options]
@@ -63,6 +63,11 @@ enum HelpText {
                             fresh ones are used without a request, stale ones are revalidated (304).
                             The summary's cache column says "hit", "stale" or "revalidated" for
                             each image taken from it, and its last line counts them.
+        --http-cache redis://[user:password@]host:port[/db]
+                            Share the HTTP cache with every process using the same Redis: one fetches
+                            a URL, the others wait for it and take it from Redis ("hit"); the summary
+                            counts the waits. Redis down or slow never fails a download (a warning on
+                            stderr, then straight to the server).
         --retry N           Try a download up to N more times after a failure worth retrying (refused,
                             reset or lost connection, DNS failure, timeout, HTTP 408, 429, 500, 502, 503,
                             504), waiting a random, doubling delay (and at least what Retry-After asks, up to

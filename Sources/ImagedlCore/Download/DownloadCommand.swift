@@ -67,13 +67,12 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
                 return .failure
             }
         }
-        if let folder = options.httpCacheDirectory {
-            do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            } catch {
-                Console.err("imagedl: cannot create --http-cache folder \(folder): \(error.localizedDescription)\n")
-                return .failure
-            }
+        let httpCache: HTTPImageCache?
+        do {
+            httpCache = try options.makeHTTPCache()
+        } catch {
+            Console.err("imagedl: \(error)\n")
+            return .failure
         }
         outputWriter = options.outputDirectory.map { OutputFileWriter(folder: $0) }
         var reader: URLLineReader?
@@ -87,7 +86,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         }
         let downloader: ImageDownloader
         do {
-            downloader = try makeDownloader()
+            downloader = try makeDownloader(httpCache: httpCache)
         } catch {
             Console.err("imagedl: \(error)\n")
             return .failure
@@ -160,7 +159,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
 
     // MARK: - Setup
 
-    func makeDownloader() throws -> ImageDownloader {
+    func makeDownloader(httpCache: HTTPImageCache? = nil) throws -> ImageDownloader {
         var configuration = ImageDownloaderConfiguration()
         configuration.maxConcurrentDownloads = options.concurrency
         configuration.downloadTimeout = options.timeout
@@ -176,10 +175,8 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         // Streaming keeps no decoded images: the memory cache charges only pixel bytes, so a million small
         // images would hold hundreds of MB of entries it never purges (Docs/Benchmarks.md, imagedl --input).
         if options.inputFile != nil { configuration.imageCache = nil }
-        // Only the folder the user named: without --http-cache nothing is read from or written to disk.
-        configuration.httpCache = options.httpCacheDirectory.map {
-            HTTPImageCache(directory: URL(fileURLWithPath: $0, isDirectory: true))
-        }
+        // Only the folder (or Redis) the user named: without --http-cache nothing is read from or written to disk.
+        configuration.httpCache = httpCache
         let downloader = ImageDownloader(configuration: configuration)
         for header in options.headers {
             downloader.setValue(header.value, forHTTPHeaderField: header.name)
@@ -198,7 +195,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private var downloaderOptions: ImageDownloaderOptions {
         var set: ImageDownloaderOptions = []
         if options.progressive { set.insert(.progressiveLoad) }
-        if options.httpCacheDirectory != nil { set.insert(.useURLCache) }
+        if options.usesHTTPCache { set.insert(.useURLCache) }
         if options.insecure { set.insert(.allowInvalidSSLCertificates) }
         return set
     }
@@ -285,6 +282,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             record.bytes = loaded.data?.count
             record.image = options.preview ? image : nil
             record.cacheResult = Self.cacheResult(loaded)
+            record.waitedForSharedFetch = loaded.metrics?.waitedForSharedFetch ?? false
             record.network = loaded.metrics.map(NetworkSummary.init)
             record.attempts = record.cacheHit && loaded.metrics?.source != .revalidatedHTTPCache
                 ? 0 : loaded.metrics?.attemptCount ?? observedAttempts ?? 1

@@ -41,6 +41,9 @@ struct DownloadRecord: Sendable {
     /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
     var cacheHit: Bool { cacheResult != nil }
     var cacheResult: CacheResult?
+    /// The HTTP cache is shared (`--http-cache redis://`) and another process was fetching this URL: this
+    /// download waited for it (single-flight) instead of sending its own request.
+    var waitedForSharedFetch = false
     /// What the transport measured (`--json`'s "network"; nil for a failure or a memory-cache hit).
     var network: NetworkSummary?
     var error: String?
@@ -82,6 +85,7 @@ struct DownloadRecord: Sendable {
             ("seconds", .double(elapsed(now: finishedAt ?? 0))),
             ("cache_hit", .bool(cacheHit)),
             ("cache", cacheResult.map { .string($0.rawValue) } ?? .null),
+            ("shared_wait", .bool(waitedForSharedFetch)),
             ("attempts", optional(attempts)),
             ("network", network?.json ?? .null),
             ("file", savedTo.map(JSONValue.string) ?? .null),

@@ -37,14 +37,20 @@ enum SummaryTable {
         return lines
     }
 
-    /// "; HTTP cache: 2 hits, 1 stale, 1 revalidated" when the HTTP cache answered any download.
+    /// "; HTTP cache: 2 hits, 1 stale, 1 revalidated" when the HTTP cache answered any download, and
+    /// "; 3 waited for another process" when a shared cache's single-flight made downloads wait.
     static func cacheCounts(_ records: [DownloadRecord]) -> String {
         let results = records.filter { $0.state == .succeeded }.compactMap(\.cacheResult)
         let hits = results.filter { $0 == .hit }.count
         let stale = results.filter { $0 == .stale }.count
         let revalidated = results.filter { $0 == .revalidated }.count
-        guard hits + stale + revalidated > 0 else { return "" }
-        return "; HTTP cache: \(hits) \(hits == 1 ? "hit" : "hits"), \(stale) stale, \(revalidated) revalidated"
+        let waits = records.filter(\.waitedForSharedFetch).count
+        var text = ""
+        if hits + stale + revalidated > 0 {
+            text += "; HTTP cache: \(hits) \(hits == 1 ? "hit" : "hits"), \(stale) stale, \(revalidated) revalidated"
+        }
+        if waits > 0 { text += "; \(waits) waited for another process" }
+        return text
     }
 
     static func row(_ record: DownloadRecord) -> [String] {

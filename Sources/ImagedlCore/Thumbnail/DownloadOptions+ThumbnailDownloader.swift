@@ -12,12 +12,7 @@ extension DownloadOptions {
         configuration.maximumDownloadDuration = maxTime
         configuration.username = user
         configuration.password = password
-        configuration.httpCache = httpCacheDirectory.map {
-            HTTPImageCache(directory: URL(fileURLWithPath: $0, isDirectory: true))
-        }
-        if let folder = httpCacheDirectory {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
+        configuration.httpCache = try makeHTTPCache()
         let downloader = ImageDownloader(configuration: configuration)
         for header in headers { downloader.setValue(header.value, forHTTPHeaderField: header.name) }
         return downloader

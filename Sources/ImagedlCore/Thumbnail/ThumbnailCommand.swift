@@ -115,7 +115,7 @@ final class ThumbnailCommand: Sendable {
 
     private func fetch(_ url: URL, index: Int, with downloader: ImageDownloader, into queue: ThumbnailJobQueue) {
         var options: ImageDownloaderOptions = [.avoidDecodeImage]
-        if self.options.network.httpCacheDirectory != nil { options.insert(.useURLCache) }
+        if self.options.network.usesHTTPCache { options.insert(.useURLCache) }
         downloader.downloadImage(url, options: options, context: nil, progress: nil) { _, data, error, finished in
             guard finished else { return }
             if let error {

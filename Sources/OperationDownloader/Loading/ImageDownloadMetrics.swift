@@ -19,6 +19,9 @@ public struct ImageDownloadMetrics: Sendable, Equatable {
     /// background request revalidates it), within `stale-if-error` (the server failed or answered 5xx), or
     /// as the request's `max-stale` or cache policy allowed. `source` is `.httpCache`.
     public var servedStale = false
+    /// The HTTP cache is shared (Redis) and another download of the fleet was fetching this URL: this one
+    /// waited for it (single-flight) instead of sending its own request, then read the cache again.
+    public var waitedForSharedFetch = false
     /// When the operation was created (queued).
     public var queuedAt: Date
     /// When the operation started its network task.

@@ -3,11 +3,28 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// [HTTP cache] The two turns the HTTP cache (`HTTPCacheTransaction`) can give a running attempt: start the
-/// download again (a 304 that matches no stored response) or deliver the stored response instead of an error
-/// (stale-if-error, or a disconnected origin). Serving without a request is in ImageDownloaderOperation+Finish.swift
+/// [HTTP cache] The turns the HTTP cache (`HTTPCacheTransaction`) can give a download: wait for another
+/// process's fetch of the same URL (a shared cache's single-flight), start the download again (a 304 that
+/// matches no stored response) or deliver the stored response instead of an error (stale-if-error, or a
+/// disconnected origin). Serving without a request is in ImageDownloaderOperation+Finish.swift
 /// (`serveFromHTTPCache`), the 304 refresh and the stale answer to a 5xx in `transfer(_:didReceive:)`.
 extension ImageDownloaderOperation {
+    /// Another download of the fleet fetches this URL into the shared cache: the operation stays `.starting`
+    /// (a cancel answers the callers at once and ends the wait) until the fetch ends, then plans again
+    /// (`sendOrServe`): the stored entry is served, or the download sends its own request.
+    func waitForSharedFetch(_ wait: HTTPCacheFlightWait) {
+        state.withLock { $0.metrics.waitedForSharedFetch = true }
+        httpTransaction.whenSharedFetchEnds(wait) { [self] in
+            if state.withLock({ $0.cancelRequested }) {
+                finish(error: ImageDownloaderError.cancelled, cancelTransfer: false)
+            } else {
+                sendOrServe()
+            }
+        }
+        // A cancel that came while the wait was being set up found nothing to end: end it now.
+        if state.withLock({ $0.cancelRequested }) { httpTransaction.cancelSharedFetchWait() }
+    }
+
     /// A 304 whose validator matches no stored response (RFC 9111 §4.3.4): the download starts again with
     /// `request` (unconditional) on a new transfer of the same transport. The state goes back to `.starting`
     /// (a cancel meanwhile is handled as during `start()`); the old transfer is cancelled and, no longer the

@@ -287,6 +287,8 @@ extension ImageDownloaderOperation: TransferClient {
             if credential != nil { attempt.authAttempts += 1 }
             return credential
         }
+        // [HTTP cache] a shared cache stores a response to an authorized request only where RFC 9111 §3.5 allows.
+        if credential != nil { httpTransaction.authenticationAnswered() }
         // nil: the transport makes the 401 the final response, and `didCompleteWith` reports it.
         return credential
     }

@@ -249,7 +249,13 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         let begun: HTTPCacheTransaction.Start
         if httpTransaction.mayStore {
             let codes = state.withLock { $0.acceptableStatusCodes }
-            begun = httpTransaction.begin(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) })
+            switch httpTransaction.beginSharing(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) }) {
+            case .proceed(let start):
+                begun = start
+            case .wait(let wait):
+                waitForSharedFetch(wait)  // [HTTP cache] a shared cache's single-flight: ImageDownloaderOperation+HTTPCache.swift
+                return
+            }
         } else {
             begun = httpTransaction.begin()
         }
@@ -279,6 +285,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         case .beforeStart:
             // Answer now; `start()` finishes the operation (it must never be finished before it started).
             callers.answerAll(.failure(ImageDownloaderError.cancelled), after: [], object: self)
+            // [HTTP cache] a wait for another process's fetch ends now, and finishes the operation.
+            httpTransaction.cancelSharedFetchWait()
         case .running:
             decodeCancellation.cancel()  // a final decode waiting for the decode memory budget stops waiting
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)

@@ -29,6 +29,11 @@ public struct CachedHTTPResponse: Sendable {
     var source: ImageDownloadMetrics.Source = .httpCache
     /// Served although stale (stale-while-revalidate, stale-if-error, the request's max-stale).
     var isStale = false
+    /// Read from a shared cache (Redis): the shared-cache freshness rules apply (`s-maxage`, `proxy-revalidate`).
+    var appliesSharedRules = false
+
+    /// The header fields the freshness rules read (HTTPSharedCacheRules.swift for a shared cache).
+    var rulesHeaders: HTTPHeaderFields { appliesSharedRules ? HTTPSharedCacheRules.freshnessHeaders(headers) : headers }
 
     init?(entry: HTTPCacheEntryFile, url: URL, fileName: String) {
         guard let response = HTTPURLResponse(url: url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1",
@@ -57,12 +62,12 @@ public struct CachedHTTPResponse: Sendable {
 
     /// What this response may be used for by a request with `request` header fields at `now`.
     func use(for request: HTTPHeaderFields, now: Date) -> HTTPFreshness.Use {
-        HTTPFreshness.use(headers, statusCode: statusCode, requestDate: requestDate, responseDate: storedDate,
+        HTTPFreshness.use(rulesHeaders, statusCode: statusCode, requestDate: requestDate, responseDate: storedDate,
                           request: request, now: now)
     }
 
     func mayServeStaleOnError(for request: HTTPHeaderFields, now: Date) -> Bool {
-        HTTPFreshness.mayServeStaleOnError(headers, statusCode: statusCode, requestDate: requestDate,
+        HTTPFreshness.mayServeStaleOnError(rulesHeaders, statusCode: statusCode, requestDate: requestDate,
                                            responseDate: storedDate, request: request, now: now)
     }
 

@@ -1,25 +1,28 @@
 import Foundation
 
-/// The small in-memory layer in front of the disk: recently used entries by file name, least recently used
-/// evicted first. Not thread-safe by itself: `HTTPImageCache` guards it with its lock.
+/// What an entry (a file, or a Redis key) holds: a response, or the variant index of a URL.
+enum HTTPCacheContent {
+    case response(CachedHTTPResponse)
+    /// The `Vary` field names and the generation naming the variant entries.
+    case variantIndex(fields: [String], generation: String)
+    /// The entry's removal is queued: it reads as absent meanwhile.
+    case removed
+}
+
+/// The small in-memory layer in front of the disk (or Redis): recently used entries by name, least recently
+/// used evicted first. Not thread-safe by itself: its store guards it with its lock.
 ///
-/// Each item remembers the identity of the file it came from, so that an entry replaced or removed by
-/// another cache instance or process is noticed (one `stat`) instead of served from memory. An item whose
-/// write is still queued (`identity == nil`) is trusted as is: it is newer than the file.
-struct HTTPCacheMemoryLayer {
-    /// What a file holds: a response, or the variant index of a URL.
-    enum Content {
-        case response(CachedHTTPResponse)
-        /// The `Vary` field names and the generation naming the variant files.
-        case variantIndex(fields: [String], generation: String)
-        /// The file's removal is queued: it reads as absent meanwhile.
-        case removed
-    }
+/// Each item remembers the identity of the entry it came from (a file's inode and size; a Redis value's
+/// header), so that an entry replaced or removed by another cache instance or process is noticed (one
+/// `stat`, one short read) instead of served from memory. An item whose write is still queued
+/// (`identity == nil`) is trusted as is: it is newer than the stored one.
+struct HTTPCacheMemoryLayer<Identity: Equatable> {
+    typealias Content = HTTPCacheContent
 
     struct Item {
         let content: Content
         /// nil while the write of this content is queued.
-        var identity: HTTPCacheDirectory.FileIdentity?
+        var identity: Identity?
         let cost: Int
         var lastAccess: UInt64
         /// Tells this item's write apart from later writes of the same file.
@@ -51,7 +54,7 @@ struct HTTPCacheMemoryLayer {
     /// Inserts `content` for `name`. A pending item (`identity` nil) is kept whatever its size until its
     /// write lands; returns the serial that `written(_:serial:identity:)` must quote.
     @discardableResult
-    mutating func insert(_ content: Content, fileName name: String, identity: HTTPCacheDirectory.FileIdentity?) -> UInt64 {
+    mutating func insert(_ content: Content, fileName name: String, identity: Identity?) -> UInt64 {
         remove(fileName: name)
         clock &+= 1
         let cost = Self.cost(of: content)
@@ -63,7 +66,7 @@ struct HTTPCacheMemoryLayer {
     }
 
     /// The queued write of `name` (inserted with `serial`) landed as `identity` (nil: it failed).
-    mutating func written(_ name: String, serial: UInt64, identity: HTTPCacheDirectory.FileIdentity?) {
+    mutating func written(_ name: String, serial: UInt64, identity: Identity?) {
         guard var item = items[name], item.serial == serial, item.identity == nil else { return }
         guard let identity, item.cost <= maximumItemCost else {
             remove(fileName: name)

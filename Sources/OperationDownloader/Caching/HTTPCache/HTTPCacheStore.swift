@@ -18,7 +18,7 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
     let maximumFileSize: Int
     private let ioQueue = DispatchQueue(label: "OperationDownloader.HTTPImageCache.io")
     private let lock = NSLock()
-    private var memory: HTTPCacheMemoryLayer
+    private var memory: HTTPCacheMemoryLayer<HTTPCacheDirectory.FileIdentity>
     /// Disk usage as last scanned plus what this instance wrote since; nil until the first write scans.
     private var diskUsageEstimate: Int?
     private var directoryCreated = false
@@ -50,7 +50,7 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
 
     /// The content of file `name` for `key` from memory (if its file is unchanged, or its write is queued)
     /// or disk; marks it as recently used. A valid file holding another key is removed.
-    func read(_ name: String, key: String, url: URL) -> HTTPCacheMemoryLayer.Content? {
+    func read(_ name: String, key: String, url: URL) -> HTTPCacheContent? {
         let remembered = lock.withLock { memory.item(forFileName: name) }
         if let remembered {
             if case .removed = remembered.content { return nil }
@@ -72,7 +72,7 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
         return content
     }
 
-    static func content(of entry: HTTPCacheEntryFile, url: URL, fileName: String) -> HTTPCacheMemoryLayer.Content? {
+    static func content(of entry: HTTPCacheEntryFile, url: URL, fileName: String) -> HTTPCacheContent? {
         switch entry.kind {
         case .variantIndex:
             let fields = HTTPVary(entry.headers["Vary"]).fieldNames

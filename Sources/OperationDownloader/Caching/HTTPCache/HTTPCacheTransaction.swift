@@ -83,8 +83,13 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     }
 
     private let lock = NSLock()
-    private let originalRequest: URLRequest
+    /// The request as the downloader built it (before validators and cookies).
+    let originalRequest: URLRequest
     private var state: State
+    /// Fleet-wide single-flight on a shared cache (HTTPCacheTransaction+SharedFetch.swift).
+    let sharedFetch = Locked(SharedFetchPhase.none)
+    /// The transport answered an authentication challenge with a credential (`authenticationAnswered()`).
+    private let answeredChallenge = OnceFlag()
 
     /// - Parameters:
     ///   - request: the request as the downloader built it (headers, modifier applied).
@@ -211,6 +216,12 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
 
     /// Call for every response (also error statuses: their cookies count too).
     func received(_ response: HTTPURLResponse, now: Date = Date()) -> ResponseDisposition {
+        let disposition = plannedDisposition(response, now: now)
+        settleSharedFetch(after: disposition, statusCode: response.statusCode)
+        return disposition
+    }
+
+    private func plannedDisposition(_ response: HTTPURLResponse, now: Date) -> ResponseDisposition {
         storeCookies(from: response)
         let current = lock.withLock { state }
         guard let cache, useURLCache else { return response.statusCode == 304 ? .notModified : .proceed }
@@ -271,21 +282,38 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         guard useURLCache, let stored = current.stored, stored.hasBody else { return nil }
         let request = HTTPHeaderFields(request: current.currentRequest)
         guard stored.mayServeStaleOnError(for: request, now: now)
-            || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.headers)),
+            || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.rulesHeaders)),
               let answer = answer(from: stored) else { return nil }
         lock.withLock { state.servedStoredResponse = true }
         return answer.served(at: now, stale: true)
+    }
+
+    /// Whether the request `begin` returned stores its response (a miss or a revalidation the policy stores).
+    var sendsStoringRequest: Bool { lock.withLock { state.storesResponse } }
+
+    /// The download's status validation (as given to `begin`).
+    func acceptsStatus(_ statusCode: Int) -> Bool {
+        lock.withLock { state.acceptsStatus }(statusCode)
+    }
+
+    /// The operation answered an authentication challenge with a credential: the response is one to an
+    /// authorized request, which a shared cache stores only where RFC 9111 §3.5 allows.
+    func authenticationAnswered() {
+        _ = answeredChallenge.claim()
     }
 
     /// Whether `completed` can write to the cache at all (`.useURLCache` with a cache).
     var mayStore: Bool { useURLCache && cache != nil }
 
     /// Stores a complete response and its body (before any decryptor) when the policy allows.
-    func completed(_ response: HTTPURLResponse, data: Data, now: Date = Date()) {
+    /// `authenticated`: the transport answered an authentication challenge for it (a shared cache stores it
+    /// only where RFC 9111 §3.5 allows).
+    func completed(_ response: HTTPURLResponse, data: Data, now: Date = Date(), authenticated: Bool = false) {
+        defer { finishSharedFetch() }
         let current = lock.withLock { state }
         guard current.storesResponse, !current.servedStoredResponse, useURLCache, let cache, response.statusCode != 304 else { return }
         cache.store(response, data: data, for: storedRequest(current.currentRequest, response: response),
-                    requestDate: current.requestDate, responseDate: now)
+                    requestDate: current.requestDate, responseDate: now, authenticated: authenticated || answeredChallenge.isClaimed)
     }
 
     /// After a redirect the response belongs to the final URL, which is where it is stored.
@@ -308,6 +336,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
             state.stored = nil
             state.cachedBody = nil
         }
+        abandonSharedFetch()
     }
 
     private func storeCookies(from response: HTTPURLResponse) {

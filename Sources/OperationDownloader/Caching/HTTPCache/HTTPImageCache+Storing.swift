@@ -12,8 +12,10 @@ extension HTTPImageCache {
     /// only as RFC 9110 §9.3.3 allows. `wait: false` queues the disk write (the caller is on a network thread).
     /// - Parameters:
     ///   - requestDate: when the request was sent; `responseDate`: when the response arrived (for the age).
+    ///   - authenticated: the transport answered an authentication challenge with a credential (a shared cache
+    ///     then stores the response only where RFC 9111 §3.5 allows: HTTPSharedCacheRules.swift).
     func store(_ response: HTTPURLResponse, data: Data?, for request: URLRequest, requestDate: Date, responseDate: Date,
-               wait: Bool = true) {
+               wait: Bool = true, authenticated: Bool = false) {
         guard let url = request.url, let key = HTTPCacheKey.key(for: url) else { return }
         let requestHeaders = HTTPHeaderFields(request: request)
         let responseHeaders = HTTPHeaderFields(response)
@@ -21,7 +23,9 @@ extension HTTPImageCache {
         let storability = HTTPFreshness.storability(
             method: method, statusCode: response.statusCode, responseHeaders: responseHeaders, requestHeaders: requestHeaders,
             contentLocationIsTarget: method == "POST" && Self.contentLocation(of: response, names: url))
-        guard case .storable(let fields) = storability, (data?.count ?? 0) <= diskCapacity / Self.maximumEntryFraction else {
+        let sharedRefusal = store.isShared
+            ? HTTPSharedCacheRules.refusal(request: requestHeaders, response: responseHeaders, authenticated: authenticated) : nil
+        guard case .storable(let fields) = storability, sharedRefusal == nil, (data?.count ?? 0) <= store.maximumBodySize else {
             if response.statusCode < 400, response.statusCode != 206 { store.remove(fileNames(for: request), wait: wait) }
             return
         }
@@ -75,9 +79,12 @@ extension HTTPImageCache {
             kind: stored.hasBody ? .response : .headersOnly, key: stored.key, statusCode: stored.statusCode, headers: headers,
             varyValues: stored.varyValues, requestDate: min(requestDate, responseDate), responseDate: responseDate,
             body: stored.data)
-        guard let refreshed = CachedHTTPResponse(entry: entry, url: url, fileName: stored.fileName) else { return nil }
+        guard var refreshed = CachedHTTPResponse(entry: entry, url: url, fileName: stored.fileName) else { return nil }
+        refreshed.appliesSharedRules = stored.appliesSharedRules
         let directives = CacheControlDirectives(headers["Cache-Control"])
-        if directives.noStore && !directives.mustUnderstand {
+        let sharedRefusal = store.isShared
+            ? HTTPSharedCacheRules.refusal(request: HTTPHeaderFields(request: request), response: headers) : nil
+        if (directives.noStore && !directives.mustUnderstand) || sharedRefusal != nil {
             store.remove([stored.fileName], wait: false)
         } else {
             store.write(entry, as: stored.fileName, url: url, wait: false)

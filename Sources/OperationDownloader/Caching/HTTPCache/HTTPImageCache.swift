@@ -43,9 +43,11 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     /// A cache in `defaultDirectory()` with the default capacities. Nothing touches the disk until first use.
     public static let shared = HTTPImageCache(directory: defaultDirectory())
 
-    /// The directory holding the entry files.
+    /// The directory holding the entry files; for a cache on Redis (`init(redis:)`), the server's URL without
+    /// credentials (`redis://host:port/db`).
     public let directory: URL
-    /// Disk usage (in 4 KiB blocks) above which least recently used entries are removed, down to 80%.
+    /// Disk usage (in 4 KiB blocks) above which least recently used entries are removed, down to 80%
+    /// (0 for a cache on Redis, whose server evicts by itself).
     public let diskCapacity: Int
     /// Bytes of response bodies kept in memory.
     public let memoryCapacity: Int
@@ -62,7 +64,8 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     /// Trimming removes entries until usage is at most this share of the capacity, so that it runs rarely.
     static let trimTargetPercent = HTTPCacheStore.trimTargetPercent
 
-    let store: HTTPCacheStore
+    /// The directory's files, or Redis (HTTPImageCache+Redis.swift), with the memory layer in front.
+    let store: any HTTPCacheStorage
     private let lock = NSLock()
     /// Entry files with a background revalidation in flight (stale-while-revalidate): one at a time each.
     private var revalidating: Set<String> = []
@@ -72,14 +75,23 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     /// - Parameters:
     ///   - diskCapacity: bytes on disk before least recently used entries are removed (default 150 MB).
     ///   - memoryCapacity: bytes of bodies kept in memory (default 20 MB; 0 disables the memory layer).
-    public init(directory: URL, diskCapacity: Int = 150 * 1024 * 1024, memoryCapacity: Int = 20 * 1024 * 1024) {
-        self.directory = directory.standardizedFileURL
+    public convenience init(directory: URL, diskCapacity: Int = 150 * 1024 * 1024, memoryCapacity: Int = 20 * 1024 * 1024) {
+        let directory = directory.standardizedFileURL
+        let diskCapacity = max(0, diskCapacity)
+        let maximumBody = diskCapacity / Self.maximumEntryFraction
+        let store = HTTPCacheStore(
+            directory: directory, diskCapacity: diskCapacity, memoryCapacity: max(0, memoryCapacity),
+            maximumFileSize: maximumBody + HTTPCacheEntryFile.headerSize + HTTPCacheEntryFile.maximumMetadataLength)
+        self.init(store: store, directory: directory, diskCapacity: diskCapacity, memoryCapacity: memoryCapacity)
+    }
+
+    /// A cache on `store` (the directory's, or Redis's); `directory` and `diskCapacity` as the public
+    /// properties report them.
+    init(store: any HTTPCacheStorage, directory: URL, diskCapacity: Int, memoryCapacity: Int) {
+        self.directory = directory
         self.diskCapacity = max(0, diskCapacity)
         self.memoryCapacity = max(0, memoryCapacity)
-        let maximumBody = self.diskCapacity / Self.maximumEntryFraction
-        self.store = HTTPCacheStore(
-            directory: self.directory, diskCapacity: self.diskCapacity, memoryCapacity: self.memoryCapacity,
-            maximumFileSize: maximumBody + HTTPCacheEntryFile.headerSize + HTTPCacheEntryFile.maximumMetadataLength)
+        self.store = store
     }
 
     // MARK: Public API

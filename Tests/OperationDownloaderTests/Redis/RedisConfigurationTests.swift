@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import OperationDownloader
+
+/// `redis://[user:password@]host:port[/db]` and its query options, parsed without a server.
+@Suite struct RedisConfigurationTests {
+    @Test func parsesHostPortDatabaseAndCredentials() throws {
+        let plain = try RedisEndpoint(url: try #require(URL(string: "redis://cache.internal:6380/3")))
+        #expect(plain.host == "cache.internal" && plain.port == 6380 && plain.database == 3)
+        #expect(plain.username == nil && plain.password == nil)
+
+        let defaults = try RedisEndpoint(url: try #require(URL(string: "redis://10.0.0.5")))
+        #expect(defaults.port == 6379 && defaults.database == 0)
+
+        let acl = try RedisEndpoint(url: try #require(URL(string: "redis://alice:s%40cret@127.0.0.1:6379/0")))
+        #expect(acl.username == "alice" && acl.password == "s@cret")
+
+        let defaultUser = try RedisEndpoint(url: try #require(URL(string: "redis://:secret@127.0.0.1:6379")))
+        #expect(defaultUser.username == nil && defaultUser.password == "secret")
+
+        // As redis-cli and redis-py read it: a lone user-info is the password.
+        let loneSecret = try RedisEndpoint(url: try #require(URL(string: "redis://secret@127.0.0.1")))
+        #expect(loneSecret.username == nil && loneSecret.password == "secret")
+
+        let ipv6 = try RedisEndpoint(url: try #require(URL(string: "redis://[::1]:7000/1")))
+        #expect(ipv6.host == "::1" && ipv6.port == 7000 && ipv6.displayName == "[::1]:7000")
+    }
+
+    /// The URL a cache reports (`directory`) and names in warnings never carries the password.
+    @Test func redactedURLHasNoCredentials() throws {
+        let endpoint = try RedisEndpoint(url: try #require(URL(string: "redis://alice:secret@127.0.0.1:6390/2")))
+        #expect(endpoint.redactedURL.absoluteString == "redis://127.0.0.1:6390/2")
+    }
+
+    @Test(arguments: [
+        ("http://127.0.0.1:6379", RedisCacheError.unsupportedScheme("http")),
+        ("memcached://127.0.0.1:11211", .unsupportedScheme("memcached")),
+        ("rediss://127.0.0.1:6380", .tlsUnavailable),
+    ])
+    func refusesOtherSchemes(url: String, expected: RedisCacheError) throws {
+        #expect(throws: expected) { try RedisEndpoint(url: try #require(URL(string: url))) }
+        #expect(throws: expected) { try HTTPImageCache(redis: try #require(URL(string: url))) }
+    }
+
+    @Test(arguments: ["redis:///0", "redis://127.0.0.1:6379/x", "redis://127.0.0.1:6379/-1", "redis://127.0.0.1:6379/1/2",
+                      "redis://127.0.0.1:6379/01"])
+    func refusesMalformedURLs(url: String) throws {
+        #expect {
+            try RedisEndpoint(url: try #require(URL(string: url)))
+        } throws: { error in
+            guard case .invalidURL? = error as? RedisCacheError else { return false }
+            return true
+        }
+    }
+
+    @Test func queryParametersSetTheOptions() throws {
+        let url = try #require(URL(string:
+            "redis://127.0.0.1/0?prefix=thumbs&max_ttl=3600&max_body=1024&lock_timeout=2.5&max_wait=9&connect_timeout=0.1&command_timeout=0.5&single_flight=0"))
+        let options = try RedisCacheOptions().applying(queryOf: url)
+        #expect(options.keyPrefix == "thumbs" && options.maximumTimeToLive == 3600 && options.maximumBodySize == 1024)
+        #expect(options.lockTimeout == 2.5 && options.maximumWait == 9 && options.connectTimeout == 0.1)
+        #expect(options.commandTimeout == 0.5 && !options.singleFlight)
+        // No query: the options as given.
+        let untouched = try RedisCacheOptions(keyPrefix: "x").applying(queryOf: try #require(URL(string: "redis://h")))
+        #expect(untouched == RedisCacheOptions(keyPrefix: "x"))
+    }
+
+    @Test(arguments: ["?bogus=1", "?max_ttl=-1", "?max_ttl=abc", "?prefix=", "?single_flight=yes", "?lock_timeout=0"])
+    func refusesBadQueryParameters(query: String) throws {
+        let url = try #require(URL(string: "redis://127.0.0.1:6379/0" + query))
+        #expect {
+            try RedisCacheOptions().applying(queryOf: url)
+        } throws: { error in
+            guard case .invalidURL? = error as? RedisCacheError else { return false }
+            return true
+        }
+    }
+
+    @Test func keysAreNamespacedAndHashed() throws {
+        let keys = RedisKeySpace(prefix: "od")
+        let name = HTTPCacheKey.fileName(for: "https://example.com:443/a.png")
+        let entry = String(decoding: keys.entryKey(name), as: UTF8.self)
+        #expect(entry == "od:v1:" + HTTPCacheHashing.sha256Hex("https://example.com:443/a.png"))
+        #expect(String(decoding: keys.lockKey(name), as: UTF8.self) == "od:v1:lock:" + HTTPCacheHashing.sha256Hex("https://example.com:443/a.png"))
+        // A prefix with glob characters matches only itself in SCAN.
+        #expect(String(decoding: RedisKeySpace(prefix: "a*b[1]").scanPattern, as: UTF8.self) == "a\\*b\\[1\\]:v1:*")
+    }
+}

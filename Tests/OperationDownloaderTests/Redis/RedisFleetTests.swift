@@ -1,0 +1,126 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import TestRequirements
+@testable import OperationDownloader
+
+/// A fleet of real processes (`imagedl --http-cache redis://...`) on one redis-server and one origin (the
+/// fixture server, which counts the requests that reach it).
+@Suite(.requires(.redisServer, .hiredis, .imagedl)) struct RedisFleetTests {
+    let server = FixtureServer.shared
+
+    func cacheURL(_ redis: RedisServer, _ query: String = "") -> String {
+        redis.url().absoluteString + query
+    }
+
+    /// A file of URLs for `--input`.
+    func urlFile(_ urls: [URL]) throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID().uuidString).txt")
+        try urls.map(\.absoluteString).joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    func values(_ records: [[String: Any]], _ field: String) -> [String] {
+        records.map { ($0[field] as? String) ?? "\($0[field] ?? "nil")" }
+    }
+
+    @Test func anotherProcessGetsHitsFromRedis() async throws {
+        let redis = try RedisServer(); defer { redis.stop() }
+        let tag = newTag()
+        let urls = (0..<5).map { server.url("/images/image.png?cc=max-age%3D600&n=\($0)&tag=\(tag)").absoluteString }
+        let first = try await ImagedlProcess(["--http-cache", cacheURL(redis)] + urls).finish()
+        #expect(first.status == 0 && values(first.records, "status") == Array(repeating: "ok", count: 5))
+        #expect(first.records.allSatisfy { $0["cache"] is NSNull })
+        let second = try await ImagedlProcess(["--http-cache", cacheURL(redis)] + urls).finish()
+        #expect(second.status == 0 && values(second.records, "cache") == Array(repeating: "hit", count: 5), "\(second.standardError)")
+        #expect(server.stats(tag: tag).count == 5)
+    }
+
+    /// Four processes over the same 30 URLs at once: each URL reaches the origin once.
+    @Test func fourProcessesFetchEachURLOnce() async throws {
+        let redis = try RedisServer(); defer { redis.stop() }
+        let tag = newTag()
+        let file = try urlFile((0..<30).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=20&n=\($0)&tag=\(tag)") })
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fleet = try (0..<4).map { _ in try ImagedlProcess(["--http-cache", cacheURL(redis), "--input", file.path]) }
+        var outcomes: [ImagedlProcess.Outcome] = []
+        for member in fleet { outcomes.append(await member.finish()) }
+        for outcome in outcomes {
+            #expect(outcome.status == 0 && outcome.records.count == 30 && values(outcome.records, "status").allSatisfy { $0 == "ok" },
+                    "\(outcome.standardError)")
+        }
+        #expect(server.stats(tag: tag).count == 30)
+        let waits = outcomes.flatMap(\.records).filter { ($0["shared_wait"] as? Bool) == true }.count
+        let hits = outcomes.flatMap(\.records).filter { ($0["cache"] as? String) == "hit" }.count
+        // Every download the origin did not answer came from Redis, after a wait or straight away.
+        #expect(hits == 90 && waits <= 90)
+    }
+
+    /// The lock holder is killed (SIGKILL) mid-fetch: its lock expires and the waiting process takes over.
+    @Test func aKilledHolderIsTakenOver() async throws {
+        let redis = try RedisServer(); defer { redis.stop() }
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&max=60&tag=\(tag)").absoluteString
+        let cache = cacheURL(redis, "?lock_timeout=2")
+        let holder = try ImagedlProcess(["--http-cache", cache, url])
+        await server.awaitRequests(tag: tag, count: 1)
+        let probe = RedisProbe(redis)
+        let setsBefore = try Self.calls(of: "set", probe)
+        let waiter = try ImagedlProcess(["--http-cache", cache, url])
+        // The waiter has tried the lock (one SET NX more) and found it held: it waits.
+        #expect(await waitUntil { ((try? Self.calls(of: "set", probe)) ?? 0) > setsBefore })
+        kill(holder.processIdentifier, SIGKILL)
+        _ = await holder.finish()
+        server.release(tag)
+        let outcome = await waiter.finish()
+        #expect(outcome.status == 0 && values(outcome.records, "status") == ["ok"], "\(outcome.standardError)")
+        #expect(outcome.records.first?["shared_wait"] as? Bool == true)
+        #expect(server.stats(tag: tag).count == 2)
+    }
+
+    /// Redis killed while four processes run: every download still succeeds.
+    @Test func redisKilledMidRunFailsNoDownload() async throws {
+        let redis = try RedisServer()
+        let tag = newTag()
+        let file = try urlFile((0..<30).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=\($0 * 5)&n=\($0)&tag=\(tag)") })
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fleet = try (0..<4).map { _ in try ImagedlProcess(["--http-cache", cacheURL(redis), "--input", file.path]) }
+        await server.awaitRequests(tag: tag, count: 5)
+        redis.stop()
+        for member in fleet {
+            let outcome = await member.finish()
+            #expect(outcome.status == 0 && outcome.records.count == 30 && values(outcome.records, "status").allSatisfy { $0 == "ok" },
+                    "\(outcome.standardError)")
+        }
+    }
+
+    /// One process revalidates (a 304 making the entry fresh again); the next one is served from Redis.
+    @Test func aRevalidationIsSeenByTheNextProcess() async throws {
+        let redis = try RedisServer(); defer { redis.stop() }
+        let tag = newTag()
+        let url = server.cacheURL(tag: tag, [
+            CacheScriptStep(headers: [("Cache-Control", "max-age=0"), ("ETag", "\"v1\""), ("Content-Type", "image/png")], file: "tiny.png"),
+            CacheScriptStep(status: 304, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")]),
+        ]).absoluteString
+        let first = try await ImagedlProcess(["--http-cache", cacheURL(redis), url]).finish()
+        let second = try await ImagedlProcess(["--http-cache", cacheURL(redis), url]).finish()
+        let third = try await ImagedlProcess(["--http-cache", cacheURL(redis), url]).finish()
+        #expect(values(first.records, "status") == ["ok"] && first.records.first?["cache"] is NSNull)
+        #expect(values(second.records, "cache") == ["revalidated"], "\(second.standardError)")
+        #expect(values(third.records, "cache") == ["hit"])
+        let log = server.requests(tag: tag)
+        #expect(log.map(\.status) == [200, 304])
+        #expect(log.last?.headers["if-none-match"] == "\"v1\"")
+    }
+
+    /// `INFO commandstats`: how many times `command` ran on the server.
+    static func calls(of command: String, _ probe: RedisProbe) throws -> Int {
+        guard let text = try probe.command("INFO", "commandstats").data.map({ String(decoding: $0, as: UTF8.self) }) else { return 0 }
+        for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("cmdstat_\(command):calls=") {
+            return Int(line.dropFirst("cmdstat_\(command):calls=".count).prefix { $0.isNumber }) ?? 0
+        }
+        return 0
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import TestRequirements
+
+/// The built `imagedl` run as a child process (a member of a fleet): arguments in, its `--json` records out.
+final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Process and Pipe are thread-safe
+    /// The `imagedl` of this build, beside the test bundle.
+    static var executable: URL? {
+        let bundle = Bundle.main.bundleURL
+        let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("imagedl") }
+            + [URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug/imagedl")]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    struct Outcome {
+        let status: Int32
+        /// One JSON object per URL (`--json`), in the order they ended.
+        let records: [[String: Any]]
+        let standardError: String
+    }
+
+    let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let collected = CollectedOutput()
+
+    /// Starts `imagedl --json <arguments>`.
+    init(_ arguments: [String]) throws {
+        guard let executable = Self.executable else { throw RedisServerFailure(message: "imagedl is not built") }
+        process.executableURL = executable
+        process.arguments = ["--json"] + arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = errors
+        // Read as it comes: a full pipe would block the child.
+        let collected = self.collected
+        // (At EOF corelibs calls the handler again and again with no data: it removes itself then.)
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { collected.append(out: data) }
+        }
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { collected.append(err: data) }
+        }
+        try process.run()
+    }
+
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Waits for the process to end (on a dispatch thread, off the cooperative pool) and parses its records.
+    func finish() async -> Outcome {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            DispatchQueue.global().async { [self] in
+                process.waitUntilExit()
+                output.fileHandleForReading.readabilityHandler = nil
+                errors.fileHandleForReading.readabilityHandler = nil
+                collected.append(out: output.fileHandleForReading.readDataToEndOfFile())
+                collected.append(err: errors.fileHandleForReading.readDataToEndOfFile())
+                let (out, err) = collected.contents
+                let records = String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { line in
+                    (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+                }
+                continuation.resume(returning: Outcome(status: process.terminationStatus, records: records,
+                                                       standardError: String(decoding: err, as: UTF8.self)))
+            }
+        }
+    }
+}
+
+private final class CollectedOutput: @unchecked Sendable {  // `out`, `err` guarded by `lock`
+    private let lock = NSLock()
+    private var out = Data()
+    private var err = Data()
+    func append(out data: Data) { lock.withLock { out.append(data) } }
+    func append(err data: Data) { lock.withLock { err.append(data) } }
+    var contents: (Data, Data) { lock.withLock { (out, err) } }
+}
+
+extension Requirement {
+    /// The `imagedl` executable of this build (`swift build` makes it).
+    static let imagedl = Requirement("imagedl", install: "swift build (the package's own command-line tool)") {
+        ImagedlProcess.executable == nil ? "no imagedl beside the test bundle" : nil
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import TestRequirements
+
+/// A redis-server of the test's own on 127.0.0.1: a free port, no persistence (`--save ""`, no AOF, a
+/// temporary working directory), started in the foreground under a small Python supervisor that kills it when
+/// the test process closes the supervisor's stdin (`stop()`, or the test process ending however it ends) or
+/// after 300 s. (Signals blocked in the spawning dispatch thread are unblocked first, as for nginx.)
+final class RedisServer: @unchecked Sendable {  // immutable after init; `process` and `lifeline` are thread-safe
+    let port: Int
+    let directory: URL
+    private let process: Process
+    private let lifeline: Pipe
+
+    private static let supervisor = """
+    import signal, subprocess, sys, threading
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    child = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL)
+    def watch():
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except Exception:
+            pass
+        child.kill()
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        child.wait(timeout=float(sys.argv[1]))
+    except subprocess.TimeoutExpired:
+        child.kill()
+    child.wait()
+    """
+
+    /// Starts a server; `arguments` are extra configuration (`["--requirepass", "secret"]`); `port` nil picks a
+    /// free one.
+    init(arguments: [String] = [], port fixedPort: Int? = nil) throws {
+        guard let binary = Requirement.redisServerPath else { throw RedisServerFailure(message: "no redis-server") }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var lastError = "not started"
+        // A port picked free may be taken before redis binds it: a few tries.
+        for _ in 0..<5 {
+            let port = try fixedPort ?? Self.freePort()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", Self.supervisor, "300", binary,
+                                 "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                 "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
+                                 "--logfile", directory.appendingPathComponent("redis.log").path,
+                                 "--enable-debug-command", "local"] + arguments
+            let lifeline = Pipe()
+            process.standardInput = lifeline
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if Self.waitForListener(port: port, process: process) {
+                self.port = port
+                self.process = process
+                self.lifeline = lifeline
+                return
+            }
+            try? lifeline.fileHandleForWriting.close()
+            process.waitUntilExit()
+            lastError = (try? String(contentsOf: directory.appendingPathComponent("redis.log"), encoding: .utf8)) ?? "no log"
+        }
+        try? FileManager.default.removeItem(at: directory)
+        throw RedisServerFailure(message: "redis-server did not start: \(lastError.suffix(500))")
+    }
+
+    /// `redis://127.0.0.1:<port>/<db>`, with credentials when given.
+    func url(database: Int = 0, user: String? = nil, password: String? = nil) -> URL {
+        var credentials = ""
+        if let password { credentials = "\(user ?? ""):\(password)@" }
+        return URL(string: "redis://\(credentials)127.0.0.1:\(port)/\(database)")!
+    }
+
+    /// Kills the server (SIGKILL through the supervisor) and removes its directory. Idempotent.
+    func stop() {
+        try? lifeline.fileHandleForWriting.close()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A port the kernel picked and released (redis binds it a moment later).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RedisServerFailure(message: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0 else { throw RedisServerFailure(message: "bind() failed") }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Connects until redis accepts (a start-up wait, bounded at 10 s; not a timing assertion).
+    private static func waitForListener(port: Int, process: Process) -> Bool {
+        for _ in 0..<200 {
+            guard process.isRunning else { return false }
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(fd)
+            if connected == 0 { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+}
+
+struct RedisServerFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
