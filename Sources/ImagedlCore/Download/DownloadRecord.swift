@@ -41,7 +41,8 @@ struct DownloadRecord: Sendable {
     /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
     var cacheHit: Bool { cacheResult != nil }
     var cacheResult: CacheResult?
-    /// What the transport measured (`--json`'s "network"; nil for a failure or a memory-cache hit).
+    /// What the transport measured (`--json`'s "network"; for a failure, its last attempt; nil when no attempt
+    /// started, and for a memory-cache hit).
     var network: NetworkSummary?
     var error: String?
     /// The exact file `--output` wrote: the folder as given, joined with the file's name.
