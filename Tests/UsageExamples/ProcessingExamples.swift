@@ -27,7 +27,7 @@ public func avatar(of url: URL, with downloader: ImageDownloader) async throws -
 
 // snippet: prefetch
 /// Warms the caches for images needed soon: at most 4 at a time, low priority (downloads someone waits for go
-/// first), each retried up to 3 times on a network error or a 408/429/5xx.
+/// first), each tried up to 3 times on a network error or a 408/429/5xx.
 public func prefetch(_ urls: [URL], with downloader: ImageDownloader) async -> (finished: Int, skipped: Int) {
     let retries = ImageDownloaderRetryPolicy(maximumAttempts: 3, initialDelay: 0.25, maximumDelay: 5)
     let prefetcher = ImagePrefetcher(
