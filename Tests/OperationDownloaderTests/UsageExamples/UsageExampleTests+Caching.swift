@@ -4,7 +4,8 @@ import Foundation
 import Testing
 import UsageExamples
 
-/// The HTTP cache, processing, prefetching and transport examples of Docs/Usage.md, run against the fixture server.
+/// The HTTP cache, processing, prefetching, transport and error examples of Docs/Usage.md, run against the
+/// fixture server.
 extension UsageExampleTests {
     /// `max-age`: a second downloader on the same directory (a second run of a program) is answered from the
     /// HTTP cache without a request.
@@ -76,5 +77,21 @@ extension UsageExampleTests {
         let configuration = makeDownloader(connectionsPerHost: 4).configuration
         #expect(configuration.transport == (ImageDownloaderTransport.curl.isAvailable ? .curl : .urlSession))
         #expect(configuration.maxConcurrentDownloads == 4)
+    }
+
+    @Test func errorsBecomeMessagesForPeople() async throws {
+        let downloader = makeDownloader().0
+        let tag = newTag()
+        func message(_ path: String) async -> String {
+            switch await downloader.imageResult(for: server.url(path)) {
+            case .success: return "success"
+            case .failure(let failure): return userMessage(for: failure.error)
+            }
+        }
+        #expect(await message("/status/404?tag=\(tag)") == "the server answered 404")
+        #expect(await message("/html?tag=\(tag)").hasPrefix("the server did not send a usable image"))
+        #expect(await message("/images/corrupt.jpg?tag=\(tag)").hasPrefix("the image could not be decoded"))
+        #expect(userMessage(for: CancellationError()) == "cancelled")
+        #expect(userMessage(for: ImageDownloaderError.network(URLError(.timedOut))) == "the server did not answer in time")
     }
 }
