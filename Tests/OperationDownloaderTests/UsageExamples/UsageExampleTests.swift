@@ -63,12 +63,13 @@ import UsageExamples
         #expect(await downloadReportingFailure(recovered, with: makeDownloader(transport).0) == "ok after 2 attempt(s)")
     }
 
-    @Test func fiftyDownloadsAtOnceEachGetTheirResult() async throws {
+    @Test(arguments: TestTransports.all)
+    func fiftyDownloadsAtOnceEachGetTheirResult(_ transport: ImageDownloaderTransport) async throws {
         let tag = newTag()
         let urls = (0..<50).map { i in
             server.url(i % 10 == 9 ? "/status/404?i=\(i)&tag=\(tag)" : "/images/image.png?i=\(i)&tag=\(tag)")
         }
-        let results = await thumbnails(of: urls, with: makeDownloader(TestTransports.all.last ?? .urlSession).0)
+        let results = await thumbnails(of: urls, with: makeDownloader(transport).0)
         #expect(results.count == 50)
         let images = results.values.compactMap { try? $0.get().image }
         #expect(images.count == 45)
