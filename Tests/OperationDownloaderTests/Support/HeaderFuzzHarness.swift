@@ -14,6 +14,7 @@ enum HeaderFuzzTarget: String, CaseIterable, Sendable {
     case vary
     case etag
     case contentType = "content-type"
+    case range
     case headers
 }
 
@@ -48,6 +49,18 @@ func headerFuzzOne(_ data: Data, target: HeaderFuzzTarget) {
             // The canonical form is a fixed point.
             precondition(HTTPMediaType(type.canonical)?.canonical == type.canonical, "media type canonical form: \(text)")
         }
+    case .range:
+        if let range = HTTPByteRange(rangeField: text) {
+            for length in [0, 1, 10, 1 << 40] {
+                // A resolved range lies within the representation.
+                if let bytes = range.resolved(length: length) { precondition(bytes.lowerBound >= 0 && bytes.upperBound < length) }
+            }
+        }
+        if let part = HTTPContentRange(text) {
+            // What parses formats to a value that parses back to it.
+            precondition(HTTPContentRange(part.fieldValue) == part, "content-range round trip: \(text)")
+        }
+        _ = HTTPPreconditions.ifRangeMatches(text, stored: HTTPHeaderFields([("ETag", text), ("Last-Modified", text)]))
     case .headers:
         headerFuzzBlock(text)
     }
@@ -74,6 +87,8 @@ private func headerFuzzBlock(_ text: String) {
     _ = HTTPFreshness.storability(method: "GET", statusCode: status, responseHeaders: headers, requestHeaders: headers)
     _ = HTTPFreshness.validators(headers)
     _ = HTTPFreshness.notModifiedMatches(stored: headers, notModified: headers)
+    _ = HTTPPreconditions.callerHolds(headers, storedDate: headerFuzzNow, request: headers)
+    _ = HTTPPreconditions.sameStrongValidator(headers, headers)
     let stored = HTTPCacheHeaderRules.fieldsForStorage(headers, bodyLength: 10, responseDate: headerFuzzNow)
     _ = HTTPCacheHeaderRules.updatedHeaders(stored: stored, notModified: headers, responseDate: headerFuzzNow)
 }
