@@ -129,6 +129,11 @@ seed() {
                 -exec cp -n {} "$dir/" \; 2>/dev/null || true
         done
     fi
+    # The generated decoder fixtures (format variants, outside-corpus defects) are seeds too.
+    for pattern in "${patterns[@]}"; do
+        find "$ROOT/Tests/Support/DecoderFixtures" -type f -iname "$pattern" -size -${FUZZ_MAX_SEED_KB:-256}k \
+            -exec cp -n {} "$dir/" \; 2>/dev/null || true
+    done
     if [ "$target" = exif ]; then
         # The parser's real input: APP1 payloads ("Exif\0\0" + TIFF) cut out of the JPEG seeds.
         python3 - "$dir" <<'EOF'

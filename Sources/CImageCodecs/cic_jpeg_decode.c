@@ -30,6 +30,7 @@ static cic_jpeg_status cic_fail_after_longjmp(cic_jpeg_decoder *d) {
     cic_jpeg_failure failure = CIC_JPEG_FAIL_CORRUPT;
     if (code == JERR_EMPTY_IMAGE) failure = CIC_JPEG_FAIL_ZERO_PIXELS;
     else if (code == JERR_OUT_OF_MEMORY || code == JERR_NO_BACKING_STORE) failure = CIC_JPEG_FAIL_MEMORY;
+    else if (code == JERR_SOF_UNSUPPORTED) failure = CIC_JPEG_FAIL_UNSUPPORTED_PROCESS;  // libjpeg-turbo < 3.0: SOF3
     else if (cic_nothing_decoded(d)) failure = CIC_JPEG_FAIL_TRUNCATED;
     return cic_fail(d, failure, NULL);
 }
@@ -261,6 +262,12 @@ cic_jpeg_progress cic_jpeg_decoder_progress(const cic_jpeg_decoder *d) {
 
 cic_jpeg_failure cic_jpeg_decoder_failure(const cic_jpeg_decoder *d) {
     return d->phase == PHASE_FAILED ? d->failure : CIC_JPEG_FAIL_NONE;
+}
+
+int cic_jpeg_decoder_unsupported_sof(const cic_jpeg_decoder *d) {
+    // JERR_SOF_UNSUPPORTED carries the marker as its first parameter (jdmarker.c).
+    if (d->phase != PHASE_FAILED || d->failure != CIC_JPEG_FAIL_UNSUPPORTED_PROCESS) return 0;
+    return d->err.pub.msg_parm.i[0];
 }
 
 const char *cic_jpeg_decoder_error(const cic_jpeg_decoder *d) {

@@ -1,5 +1,6 @@
 // libtiff through dlsym: the loader, the in-memory client, opening and the RGBA read. The declarations
-// mirroring libtiff 4.5's tiffio.h are in cic_tiff_internal.h; 16-bit samples are read in cic_tiff_direct16.c.
+// mirroring libtiff 4.5's tiffio.h are in cic_tiff_internal.h; the layouts libtiff's RGBA interface refuses
+// (12-, 16-, 32-bit, float, CMYK, Lab) are read as samples in cic_tiff_samples.c.
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -175,7 +176,7 @@ cic_tiff_file *cic_tiff_open(const cic_tiff_api *api, const void *data, size_t s
 int cic_tiff_read_rgba(cic_tiff_file *f, uint32_t *raster, uint32_t width, uint32_t height,
                        char *message, size_t message_len) {
     snprintf(message, message_len, "%s", "");
-    int direct = cic_tiff_read_direct16(f, (uint8_t *)raster, width, height, message, message_len);
+    int direct = cic_tiff_read_samples(f, (uint8_t *)raster, width, height, message, message_len);
     if (direct != -2) return direct;
     char why[1024] = {0};
     if (!f->api->rgba_image_ok(f->tif, why)) {
@@ -203,12 +204,7 @@ int cic_tiff_read_rgba(cic_tiff_file *f, uint32_t *raster, uint32_t width, uint3
         uint8_t a = f->opaque_extra ? 255 : (uint8_t)(abgr >> 24);
         bytes[i * 4 + 3] = a;
         // libtiff's RGBA interface premultiplies alpha; the package's contract is straight alpha.
-        if (a != 255 && a != 0 && !f->straight_alpha) {
-            for (int c = 0; c < 3; c++) {
-                unsigned v = (bytes[i * 4 + c] * 255u + a / 2u) / a;
-                bytes[i * 4 + c] = (uint8_t)(v > 255 ? 255 : v);
-            }
-        }
+        if (!f->straight_alpha) cic_tiff_unpremultiply(bytes + i * 4);
     }
     if (f->errors > errors_before) {
         snprintf(message, message_len, "%s", f->first_error);

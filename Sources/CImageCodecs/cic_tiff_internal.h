@@ -1,5 +1,5 @@
 // Internal to the TIFF shim (not in include/, so not exported to Swift): the state cic_tiff.c and
-// cic_tiff_direct16.c share.
+// cic_tiff_samples.c share.
 //
 // libtiff through dlsym. The few declarations below mirror libtiff 4.5's tiffio.h (only what is used).
 #ifndef CIC_TIFF_INTERNAL_H
@@ -24,11 +24,14 @@ typedef void (*TIFFErrorHandler)(const char *module, const char *fmt, va_list ap
 typedef int (*TIFFErrorHandlerExtR)(TIFF *, void *user_data, const char *module, const char *fmt, va_list ap);
 
 enum {
-    TAG_IMAGEWIDTH = 256, TAG_IMAGELENGTH = 257, TAG_BITSPERSAMPLE = 258, TAG_PHOTOMETRIC = 262,
+    TAG_IMAGEWIDTH = 256, TAG_IMAGELENGTH = 257, TAG_BITSPERSAMPLE = 258, TAG_COMPRESSION = 259, TAG_PHOTOMETRIC = 262,
     TAG_ORIENTATION = 274, TAG_SAMPLESPERPIXEL = 277, TAG_ROWSPERSTRIP = 278, TAG_PLANARCONFIG = 284,
-    TAG_ICCPROFILE = 34675, TAG_TILEWIDTH = 322, TAG_TILELENGTH = 323, TAG_EXTRASAMPLES = 338, TAG_SAMPLEFORMAT = 339,
+    TAG_ICCPROFILE = 34675, TAG_TILEWIDTH = 322, TAG_TILELENGTH = 323, TAG_INKSET = 332, TAG_EXTRASAMPLES = 338,
+    TAG_SAMPLEFORMAT = 339,
+    COMPRESSION_OJPEG = 6, COMPRESSION_JPEG = 7,
     ORIENTATION_TOPLEFT = 1, PHOTOMETRIC_MINISWHITE = 0, PHOTOMETRIC_MINISBLACK = 1, PHOTOMETRIC_RGB = 2,
-    PLANARCONFIG_SEPARATE = 2, SAMPLEFORMAT_UINT = 1,
+    PHOTOMETRIC_SEPARATED = 5, PHOTOMETRIC_CIELAB = 8, PHOTOMETRIC_ICCLAB = 9, INKSET_CMYK = 1,
+    PLANARCONFIG_CONTIG = 1, PLANARCONFIG_SEPARATE = 2, SAMPLEFORMAT_UINT = 1, SAMPLEFORMAT_INT = 2, SAMPLEFORMAT_IEEEFP = 3,
     EXTRASAMPLE_UNSPECIFIED = 0, EXTRASAMPLE_ASSOCALPHA = 1, EXTRASAMPLE_UNASSALPHA = 2,
 };
 
@@ -72,9 +75,20 @@ struct cic_tiff_file {
     char first_error[256];
 };
 
-// Reads 16-bit unsigned gray and RGB directly, keeping the high byte of each sample (cic_tiff_direct16.c).
-// Returns -2 for any other layout (the caller falls back to libtiff's RGBA interface), else as
-// cic_tiff_read_rgba.
-int cic_tiff_read_direct16(cic_tiff_file *f, uint8_t *out, uint32_t width, uint32_t height, char *message, size_t len);
+// Straight alpha from associated (premultiplied) samples, as Pillow converts "RGBa": 255 * c / a, truncated,
+// clipped to 255; alpha 0 and 255 leave the colour as it is.
+static inline void cic_tiff_unpremultiply(uint8_t *rgba) {
+    unsigned a = rgba[3];
+    if (a == 0 || a == 255) return;
+    for (int c = 0; c < 3; c++) {
+        unsigned v = rgba[c] * 255u / a;
+        rgba[c] = (uint8_t)(v > 255 ? 255 : v);
+    }
+}
+
+// Reads the layouts libtiff's RGBA interface refuses or converts differently (cic_tiff_samples.c): integer
+// samples of any depth but 1/2/4/8 bits, signed and float samples, CMYK. Returns -2 for any other layout (the
+// caller falls back to libtiff's RGBA interface), else as cic_tiff_read_rgba.
+int cic_tiff_read_samples(cic_tiff_file *f, uint8_t *out, uint32_t width, uint32_t height, char *message, size_t len);
 
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// BMP against the corpus, plus synthetic files for the layouts the corpus lacks.
@@ -16,11 +17,12 @@ import Testing
         for file in files {
             guard let entry = Corpus.expected[file] else { continue }
             let data = try Corpus.data(file)
-            if entry.expected == "error" {
+            if entry.expected == "error" && CorpusConformanceTests.documentedDifferences[file] == nil {
                 #expect(throws: ImageDecodingError.self, "\(file)") { try BMPCoder().decode(data, options: .init()) }
                 continue
             }
             let image = try BMPCoder().decode(data, options: .init())
+            if entry.expected == "error" { continue }  // a documented difference: bitfieldMasksOfAnyWidthDecode
             #expect(image.width == entry.width && image.height == entry.height, "\(file)")
             #expect(!image.isIncomplete && image.format == .bmp)
             #expect(SHA256.hex(image.pixels) == entry.sha256_rgba, "\(file)")
@@ -29,7 +31,7 @@ import Testing
         #expect(matched == 11)
     }
 
-    /// The three corpus errors, with the reason each one is refused.
+    /// The corpus's invalid files, with the reason each one is refused.
     @Test(.enabled(if: Corpus.isAvailable))
     func corpusErrorsAreTyped() throws {
         #expect(throws: ImageDecodingError.corrupt("BMP bit depth 30000 is unsupported")) {
@@ -38,12 +40,31 @@ import Testing
         #expect(throws: ImageDecodingError.corrupt("BMP width is negative")) {
             try BMPCoder().decode(try Corpus.data("pillow/b_badwidth.bmp"), options: .init())
         }
-        // bmpsuite calls rgb32bf.bmp valid (masks 0xFF000000, 0x00000FF0, 0x00FF0000); Pillow, the corpus
-        // reference, refuses 32-bit masks that are not whole bytes and expected.json records an error: we follow it.
-        #expect(throws: ImageDecodingError.corrupt("BMP bitfields layout is unsupported")) {
-            try BMPCoder().decode(try Corpus.data("pillow/g_rgb32bf.bmp"), options: .init())
-        }
     }
+
+    @Test(.requires(.corpus))
+    func bitfieldMasksOfAnyWidthDecode() throws {
+        // bmpsuite calls rgb32bf.bmp valid (masks 0xFF000000, 0x00000FF0, 0x00FF0000) and browsers show it; Pillow
+        // refuses masks that are not whole bytes. It is bmpsuite's picture, as rgb24.bmp holds it.
+        let masked = try BMPCoder().decode(try Corpus.data("pillow/g_rgb32bf.bmp"), options: .init())
+        let plain = try BMPCoder().decode(try Corpus.data("pillow/g_rgb24.bmp"), options: .init())
+        #expect(masked.width == plain.width && masked.pixels == plain.pixels)
+    }
+
+    @Test func wideMasksKeepTheirTopBitsAndNarrowOnesScale() throws {
+        // 32-bit 10-10-10-2 (a2r10g10b10) and 16-bit 3-10-3: fields wider than 8 bits keep their top 8 bits.
+        let a2r10g10b10: UInt32 = 0b11 << 30 | 0x3FF << 20 | 0x200 << 10 | 0x0FF
+        let wide = BMPBuilder.file(width: 1, height: 1, bits: 32, rows: [le32(a2r10g10b10)], compression: 6,
+                                   masks: [0x3FF0_0000, 0x000F_FC00, 0x0000_03FF, 0xC000_0000])
+        #expect(try Self.decode(wide).pixels == [255, 128, 63, 255])
+        let r3g10b3: UInt16 = 0b101 << 13 | 0x3FF << 3 | 0b011
+        let narrow = BMPBuilder.file(width: 1, height: 1, bits: 16, rows: [le16(r3g10b3) + [0, 0]], compression: 3,
+                                     masks: [0xE000, 0x1FF8, 0x0007])
+        #expect(try Self.decode(narrow).pixels == [182, 255, 109, 255])  // 5 * 255 / 7, top 8 of 0x3FF, 3 * 255 / 7
+    }
+
+    private func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+    private func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> ($0 * 8)) } }
 
     @Test func sixteenBitDefaultsTo555() throws {
         // 2x1, BI_RGB 16-bit: pure red and pure blue in x1r5g5b5.

@@ -52,7 +52,7 @@ import Testing
                 #expect(a.isIncomplete == b.isIncomplete && a.orientation == b.orientation && a.loopCount == b.loopCount,
                         "\(path): metadata differs")
             case (.failure(let a), .failure(let b)):
-                #expect(a is ImageDecodingError && b is ImageDecodingError, "\(path): untyped errors \(a) / \(b)")
+                #expect(isTypedDecodingError(a) && isTypedDecodingError(b), "\(path): untyped errors \(a) / \(b)")
             case (.success, .failure(let error)):
                 // No incremental decoder for an unrecognised prefix is the only allowed difference… and it isn't one here.
                 Issue.record("\(path): one-shot decoded, chunked failed with \(error)")

@@ -13,6 +13,7 @@ const char *cic_libpng_version(void);
 #include "cic_heif.h"
 #include "cic_tiff.h"
 #include "cic_lcms.h"
+#include "cic_lab.h"
 #include "cic_zlib.h"
 
 #endif

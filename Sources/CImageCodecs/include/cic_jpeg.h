@@ -21,6 +21,7 @@ typedef enum {
     CIC_JPEG_FAIL_TOO_LARGE = 3,   ///< The frame header declares more pixels than the limit.
     CIC_JPEG_FAIL_ZERO_PIXELS = 4, ///< The frame header declares a zero width or height.
     CIC_JPEG_FAIL_MEMORY = 5,      ///< Out of memory.
+    CIC_JPEG_FAIL_UNSUPPORTED_PROCESS = 6, ///< A valid SOF this libjpeg does not decode (cic_jpeg_decoder_unsupported_sof).
 } cic_jpeg_failure;
 
 /// The frame header, available after cic_jpeg_decoder_read_header returns CIC_JPEG_OK.
@@ -79,6 +80,9 @@ void cic_jpeg_advise_output(uint8_t *pixels, size_t length);
 
 cic_jpeg_progress cic_jpeg_decoder_progress(const cic_jpeg_decoder *decoder);
 cic_jpeg_failure cic_jpeg_decoder_failure(const cic_jpeg_decoder *decoder);
+/// After CIC_JPEG_FAIL_UNSUPPORTED_PROCESS: the SOF marker libjpeg refused (0xC3 lossless, 0xC5-0xC7 hierarchical,
+/// 0xCB-0xCF lossless/hierarchical arithmetic); 0 otherwise.
+int cic_jpeg_decoder_unsupported_sof(const cic_jpeg_decoder *decoder);
 /// libjpeg's message for the failure (or ""). Valid until the decoder is destroyed.
 const char *cic_jpeg_decoder_error(const cic_jpeg_decoder *decoder);
 /// The embedded ICC profile joined from its APP2 chunks (after read_header), or NULL. Valid until destroyed.

@@ -2,13 +2,19 @@ import Foundation
 import Testing
 @testable import Decoding
 
+/// A failure a decoder may report: an `ImageDecodingError`, or `UnsupportedImageFeature` for a well-formed
+/// feature this machine cannot decode (a bit flip can turn a progressive JPEG's SOF2 into lossless SOF3).
+func isTypedDecodingError(_ error: any Error) -> Bool {
+    error is ImageDecodingError || error is UnsupportedImageFeature
+}
+
 /// How a decode of damaged input ended.
 enum DamagedDecodeOutcome: Equatable {
     case image, typedError, untypedError
 }
 
 /// Decodes damaged input and accepts only the two ends a coder may reach: a consistent image (a
-/// width × height × 4 pixel buffer, every frame the same size) or an `ImageDecodingError`. Any other error
+/// width × height × 4 pixel buffer, every frame the same size) or a typed error (`isTypedDecodingError`). Any other error
 /// is recorded as an issue. A trap would kill the test process, so returning at all is half the check.
 @discardableResult
 func expectImageOrTypedError(
@@ -20,7 +26,7 @@ func expectImageOrTypedError(
         #expect(image.frames.allSatisfy { $0.pixels.count == image.pixels.count }, "\(label): inconsistent frames",
                 sourceLocation: sourceLocation)
         return .image
-    } catch is ImageDecodingError {
+    } catch where isTypedDecodingError(error) {
         return .typedError
     } catch {
         Issue.record("\(label): untyped error \(error)", sourceLocation: sourceLocation)

@@ -28,3 +28,37 @@ enum DecoderFixtures {
         return file.files
     }()
 }
+
+/// Tests/Support/DecoderFixtures/variants: odd-but-valid variants of every still format (issue 20), made by
+/// make_variant_fixtures.py, with Pillow's hash and the reference hash (Pillow's unless `why` says otherwise).
+enum FormatVariants {
+    static let directory = DecoderFixtures.directory.appendingPathComponent("variants")
+
+    struct Entry: Decodable {
+        let width: Int
+        let height: Int
+        let reference: String
+        let sha256_rgba: String
+        let pillow_sha256_rgba: String?
+        /// The colour-managed decode's reference, for files with a profile the decoder converts through.
+        let managed_sha256_rgba: String?
+        let why: String?
+        let lab: Bool?
+        let lossless_jpeg: Bool?
+    }
+
+    private struct File: Decodable { let files: [String: Entry] }
+
+    static let expected: [String: Entry] = {
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent("expected.json")),
+              let file = try? JSONDecoder().decode(File.self, from: data) else { return [:] }
+        return file.files
+    }()
+
+    /// Every variant a decoder must reproduce exactly (lossless JPEG has its own test: it depends on libjpeg-turbo).
+    static let decodable: [String] = expected.filter { $0.value.lossless_jpeg != true }.keys.sorted()
+
+    static func data(_ name: String) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent(name))
+    }
+}

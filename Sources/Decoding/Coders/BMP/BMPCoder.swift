@@ -1,7 +1,7 @@
 import Foundation
 
-/// Windows bitmaps in Swift: BITMAPCOREHEADER through V5, 1/4/8-bit palettes, 16-bit (555, 565, bitfields),
-/// 24-bit, 32-bit (BI_RGB is opaque; BI_BITFIELDS/BI_ALPHABITFIELDS with byte-aligned masks and alpha),
+/// Windows bitmaps in Swift: BITMAPCOREHEADER through V5, 1/2/4/8-bit palettes, 16-bit (555, 565, bitfields),
+/// 24-bit, 32-bit (BI_RGB is opaque; BI_BITFIELDS/BI_ALPHABITFIELDS with any contiguous masks, alpha included),
 /// RLE8 and RLE4, bottom-up and top-down rows.
 ///
 /// A file cut short yields the rows that are there (`isIncomplete`), the rest transparent.

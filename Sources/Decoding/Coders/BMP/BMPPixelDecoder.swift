@@ -43,7 +43,11 @@ struct BMPPixelDecoder {
         guard rows > 0 else { throw ImageDecodingError.truncated }
         var out = [UInt8](repeating: 0, count: width * height * 4)
         let channels = MaskChannels(header.masks)
-        let useAlphaByte = isIconDIB && header.bitCount == 32 && header.compression == .rgb
+        // An icon's 32-bit entry keeps alpha in its fourth byte whatever its header says: BI_RGB, or bitfields
+        // without an alpha mask (V5 entries written with RGB masks only), as Windows and Pillow read it.
+        let colorMasks = header.masks.red | header.masks.green | header.masks.blue
+        let useAlphaByte = isIconDIB && header.bitCount == 32
+            && (header.compression == .rgb || (header.masks.alpha == 0 && colorMasks & 0xFF00_0000 == 0))
         out.withUnsafeMutableBufferPointer { dst in
             palette.withUnsafeBufferPointer { pal in
                 for stored in 0..<rows {
@@ -52,7 +56,7 @@ struct BMPPixelDecoder {
                     var o = row * width * 4
                     for x in 0..<width {
                         switch header.bitCount {
-                        case 1, 4, 8:
+                        case 1, 2, 4, 8:
                             let bits = header.bitCount
                             let bitOffset = x * bits
                             let byte = Int(b.bytes[src + bitOffset / 8])
@@ -185,18 +189,22 @@ struct BMPPixelDecoder {
     }
 }
 
-/// Per-channel shift and scale for masked 16/32-bit pixels; values are widened to 8 bits as v * 255 / max.
+/// Per-channel shift and scale for masked 16/32-bit pixels: fields narrower than 8 bits are widened as
+/// v * 255 / max (what Pillow gives for 555/565), wider ones keep their top 8 bits (as browsers do).
 struct MaskChannels {
     private struct Channel {
-        let mask: UInt32, shift: UInt32, maximum: UInt32
+        let mask: UInt32, shift: UInt32, maximum: UInt32, dropBits: UInt32
         init(_ mask: UInt32) {
             self.mask = mask
             shift = mask == 0 ? 0 : UInt32(mask.trailingZeroBitCount)
             maximum = mask == 0 ? 0 : mask >> shift
+            dropBits = UInt32(max(0, mask.nonzeroBitCount - 8))
         }
         func value(_ pixel: UInt32) -> UInt8 {
             guard maximum > 0 else { return 0 }
-            return UInt8(truncatingIfNeeded: ((pixel & mask) >> shift) * 255 / maximum)
+            let field = (pixel & mask) >> shift
+            if dropBits > 0 { return UInt8(truncatingIfNeeded: field >> dropBits) }
+            return UInt8(truncatingIfNeeded: UInt64(field) * 255 / UInt64(maximum))
         }
     }
 

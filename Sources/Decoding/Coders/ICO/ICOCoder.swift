@@ -3,7 +3,9 @@ import Foundation
 /// Windows icons and cursors (`.cur`, ICONDIR type 2, reported as `.ico`): the directory's largest entry,
 /// then the deepest, is decoded. PNG entries go
 /// through the PNG coder registered in `ImageCodersManager.shared`; DIB entries (no file header, height
-/// doubled for the AND mask) through the BMP code, with the AND mask as alpha when the DIB has none.
+/// doubled for the AND mask) through the BMP code, with the AND mask as alpha when the DIB has none. A 1-bit
+/// cursor's masked pixels are transparent black (Pillow's CUR reader; browsers store them premultiplied, so
+/// they show the same), where icons keep the colour under a masked pixel as Pillow's ICO reader does.
 public struct ICOCoder: ImageCoder {
     public init() {}
 
@@ -12,7 +14,8 @@ public struct ICOCoder: ImageCoder {
     }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
-        let entry = try ICODirectory(data).largestEntry()
+        let directory = try ICODirectory(data)
+        let entry = directory.largestEntry()
         guard entry.offset < data.count else { throw ImageDecodingError.truncated }
         let end = entry.offset + min(entry.size, data.count - entry.offset)
         let payload = data.subdata(in: (data.startIndex + entry.offset)..<(data.startIndex + end))
@@ -23,7 +26,7 @@ public struct ICOCoder: ImageCoder {
             // An icon inside an icon would recurse through the manager: refuse it.
             throw ImageDecodingError.corrupt("ICO entry is itself an ICO file")
         default:
-            return try decodeDIB(payload, options: options)
+            return try decodeDIB(payload, options: options, isCursor: directory.isCursor)
         }
     }
 
@@ -38,12 +41,19 @@ public struct ICOCoder: ImageCoder {
         return icon
     }
 
-    private func decodeDIB(_ payload: Data, options: ImageDecodingOptions) throws -> DecodedImage {
+    private func decodeDIB(_ payload: Data, options: ImageDecodingOptions, isCursor: Bool) throws -> DecodedImage {
         try payload.withUnsafeBytes { raw in
             let b = ByteReader(bytes: raw)
             let header = try BMPHeader(b, at: 0, options: options, heightDivisor: 2)
             let pixelStart = header.paletteOffset + header.paletteCount * header.paletteEntrySize
-            let output = try BMPPixelDecoder(header: header, reader: b, isIconDIB: true).decode(b, start: pixelStart)
+            var output = try BMPPixelDecoder(header: header, reader: b, isIconDIB: true).decode(b, start: pixelStart)
+            if isCursor && header.bitCount == 1 {
+                for i in stride(from: 0, to: output.pixels.count, by: 4) where output.pixels[i + 3] == 0 {
+                    output.pixels[i] = 0
+                    output.pixels[i + 1] = 0
+                    output.pixels[i + 2] = 0
+                }
+            }
             return DecodedImage(width: header.width, height: header.height, pixels: output.pixels, format: .ico,
                                 isIncomplete: output.isIncomplete)
         }
@@ -57,6 +67,8 @@ struct ICODirectory {
     }
 
     let entries: [Entry]
+    /// ICONDIR type 2: a cursor (`.cur`).
+    let isCursor: Bool
 
     init(_ data: Data) throws {
         let bytes = [UInt8](data.prefix(6))
@@ -69,7 +81,7 @@ struct ICODirectory {
         guard count > 0 else { throw ImageDecodingError.corrupt("ICO directory has no entries") }
         var entries: [Entry] = []
         // In a cursor the planes and bit-count fields hold the hotspot, so depth is unknown there.
-        let isCursor = type == 2
+        isCursor = type == 2
         data.withUnsafeBytes { raw in
             let b = ByteReader(bytes: raw)
             for i in 0..<count {
@@ -77,7 +89,7 @@ struct ICODirectory {
                 guard let w = b.u8(o), let h = b.u8(o + 1), let bits = b.u16(o + 6),
                       let size = b.u32(o + 8), let offset = b.u32(o + 12) else { break }
                 entries.append(Entry(width: w == 0 ? 256 : w, height: h == 0 ? 256 : h,
-                                     bitCount: isCursor ? 0 : bits, size: Int(size), offset: Int(offset)))
+                                     bitCount: type == 2 ? 0 : bits, size: Int(size), offset: Int(offset)))
             }
         }
         guard !entries.isEmpty else { throw ImageDecodingError.truncated }

@@ -172,6 +172,26 @@ final class JPEGDecompressor {
         return ImageScaler.resize(image, width: target.width, height: target.height)
     }
 
+    /// A frame type the linked libjpeg refused at its SOF marker: lossless JPEG (SOF3) before libjpeg-turbo 3.0,
+    /// or a hierarchical one, which libjpeg-turbo never decodes. The refusal itself is the run-time capability
+    /// check: a libjpeg-turbo 3.0+ at run time decodes SOF3 and never gets here.
+    static func unsupportedProcess(marker: Int) -> UnsupportedImageFeature {
+        let sof = "SOF\(marker - 0xC0)"
+        switch marker {
+        case 0xC3, 0xCB:
+            return UnsupportedImageFeature(
+                format: .jpeg, feature: "lossless JPEG (\(sof))",
+                requirement: "libjpeg-turbo 3.0 or later (this build links \(CodecLibraries.jpeg))")
+        case 0xC8:
+            return UnsupportedImageFeature(format: .jpeg, feature: "JPEG extension frame (JPG marker)",
+                                           requirement: "a decoder for the reserved JPEG extensions (libjpeg-turbo has none)")
+        default:
+            return UnsupportedImageFeature(
+                format: .jpeg, feature: "hierarchical or differential JPEG (\(sof))",
+                requirement: "a JPEG decoder with hierarchical mode (libjpeg-turbo has none)")
+        }
+    }
+
     private func check(_ status: cic_jpeg_status) throws {
         guard status == CIC_JPEG_ERROR else { return }
         let message = String(cString: cic_jpeg_decoder_error(handle))
@@ -186,6 +206,8 @@ final class JPEGDecompressor {
         case CIC_JPEG_FAIL_MEMORY where width > 0 && height > 0:
             // libjpeg's memory cap (derived from the pixel limit) refused its buffers.
             throw ImageDecodingError.tooLarge(width: width, height: height)
+        case CIC_JPEG_FAIL_UNSUPPORTED_PROCESS:
+            throw Self.unsupportedProcess(marker: Int(cic_jpeg_decoder_unsupported_sof(handle)))
         default:
             throw ImageDecodingError.corrupt(message.isEmpty ? "JPEG decoding failed" : message)
         }

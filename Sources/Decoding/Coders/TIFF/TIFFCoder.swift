@@ -4,7 +4,11 @@ import Foundation
 /// TIFF through the system's libtiff (`libtiff.so.6`), loaded with `dlopen` on first use.
 ///
 /// Reads the first image (directory) with libtiff's RGBA interface, which handles every photometric
-/// interpretation, bit depth and compression libtiff supports. The Orientation tag (274) is reported in
+/// interpretation, compression and the 1/2/4/8-bit depths libtiff supports; the layouts it refuses or converts
+/// differently from Pillow (integer samples of other depths such as 12, 16 and 32 bits, signed and float
+/// samples, CMYK at any depth) are read as samples and converted by the C shim, and CIELab through lcms2
+/// (`TIFFLabConversion`; libtiff's own approximation when lcms2 is missing). Docs/Decoding.md gives the rules.
+/// The Orientation tag (274) is reported in
 /// `orientation` and not applied: rows come out top-down in stored order (Pillow, by contrast, transposes
 /// TIFFs by their tag while loading; applying `orientation` to these pixels gives its result). A file
 /// whose later strips or tiles are damaged or missing decodes to a partial image (`isIncomplete`), the
@@ -14,15 +18,18 @@ import Foundation
 /// `.unsupportedFormat` and `unavailableReason` says why.
 public struct TIFFCoder: ImageCoder {
     private let soname: String
+    let labSoname: String
 
     /// The coder for the system libtiff.
     public init() {
         self.init(soname: LibTIFF.defaultSoname)
     }
 
-    /// A coder loading libtiff from `soname` (tests name a missing one to check the fallback).
-    init(soname: String) {
+    /// A coder loading libtiff from `soname` and lcms2 (for CIELab images) from `labSoname` (tests name a
+    /// missing one to check the fallback).
+    init(soname: String, labSoname: String = TIFFLabConversion.defaultSoname) {
         self.soname = soname
+        self.labSoname = labSoname
     }
 
     /// Why libtiff cannot be used (not installed, too old, or a symbol missing), or nil when it can.
@@ -56,25 +63,50 @@ public struct TIFFCoder: ImageCoder {
             defer { cic_tiff_close(file) }
             let w = Int(width), h = Int(height)
             try options.checkDimensions(width: w, height: h)
+            let orientation = ImageOrientation(rawValue: Int(orientationTag)) ?? .up
+            if cic_tiff_is_lab(file) != 0 {
+                if let image = try decodeLab(file, width: width, height: height, orientation: orientation) { return image }
+            }
+            var iccLength = 0
+            let icc = cic_tiff_icc(file, &iccLength).map { Data(bytes: $0, count: iccLength) }
+            let isCMYK = cic_tiff_is_cmyk(file) != 0
+            var cmykProfileUnused: String?
+            if isCMYK, let icc {
+                switch decodeCMYK(file, profile: icc, width: width, height: height, orientation: orientation, options: options) {
+                case .decoded(let image): return image
+                case .failed(let error): throw error
+                case .notApplied(let why): cmykProfileUnused = why
+                }
+            }
             var raster = [UInt32](repeating: 0, count: w * h)
             let result = raster.withUnsafeMutableBufferPointer {
                 cic_tiff_read_rgba(file, $0.baseAddress, width, height, &message, message.count)
             }
             guard result >= 0 else { throw Self.readError(stringFromCBuffer(message), firstDirectoryMissing: false) }
             let pixels = raster.withUnsafeBytes { [UInt8]($0) }
-            var iccLength = 0
-            let icc = cic_tiff_icc(file, &iccLength).map { Data(bytes: $0, count: iccLength) }
-            return DecodedImage(
-                width: w, height: h, pixels: pixels, format: .tiff,
-                orientation: ImageOrientation(rawValue: Int(orientationTag)) ?? .up,
+            if cic_tiff_is_lab(file) != 0 {
+                // lcms2 is missing (or the layout is one it does not read): libtiff converted with its own model.
+                let why = TIFFLabConversion.unavailableReason(labSoname) ?? "a CIELab layout lcms2 is not used for"
+                return DecodedImage(width: w, height: h, pixels: pixels, format: .tiff, orientation: orientation,
+                                    isIncomplete: result == 1,
+                                    colorState: .convertedToSRGB(from: "\(TIFFLabConversion.sourceDescription) by libtiff's approximation (\(why))"))
+            }
+            var image = DecodedImage(
+                width: w, height: h, pixels: pixels, format: .tiff, orientation: orientation,
                 isIncomplete: result == 1, iccProfile: icc,
                 colorState: icc == nil ? .sRGB : .awaitingConversion)
+            if isCMYK, icc != nil {
+                // The inks were converted by the naive formula: the CMYK profile no longer describes the pixels.
+                image.colorState = .notConverted(reason: "\(cmykProfileUnused ?? "CMYK profile not applied"); CMYK converted without its profile")
+                image.colorSource = .settled
+            }
+            return image
         }
     }
 
     /// libtiff only explains a failure in words; a first directory beyond the data, or running out of
     /// bytes, reads as truncation (TIFF writers often put the directory after the pixels).
-    private static func readError(_ message: String, firstDirectoryMissing: Bool) -> ImageDecodingError {
+    static func readError(_ message: String, firstDirectoryMissing: Bool) -> ImageDecodingError {
         let lowered = message.lowercased()
         let truncationHints = ["can not read", "cannot read", "read error", "eof", "not enough data", "past end", "end of file"]
         if firstDirectoryMissing || truncationHints.contains(where: lowered.contains) { return .truncated }

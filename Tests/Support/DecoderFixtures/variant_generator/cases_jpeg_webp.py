@@ -1,0 +1,169 @@
+"""JPEG variants (subsampling, Adobe RGB/CMYK/YCCK, arithmetic, restart, lossless) and WebP variants."""
+import hashlib, io, json, os, shutil, struct, subprocess, sys, tempfile, zlib
+
+from .writers import *
+from .registry import *
+
+# JPEG ------------------------------------------------------------------------------------------------------
+
+def _pattern_image(mode="RGB"):
+    from PIL import Image
+    im = Image.frombytes("RGB", (W * 2, H * 2), bytes(c for row in rgb_pattern(W * 2, H * 2) for px in row for c in px))
+    return im.convert(mode)
+
+
+def _cjpeg_variant(name, options, mode="RGB"):
+    def make(path):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "src.ppm" if mode == "RGB" else "src.pgm")
+            _pattern_image(mode).save(src)
+            with open(path, "wb") as out:
+                subprocess.run([tool("CJPEG", "cjpeg")] + options + [src], check=True, stdout=out)
+    variant(name)(make)
+
+
+_cjpeg_variant("jpeg-411.jpg", ["-sample", "4x1", "-quality", "90"])
+_cjpeg_variant("jpeg-440.jpg", ["-sample", "1x2", "-quality", "90"])
+_cjpeg_variant("jpeg-rgb-adobe.jpg", ["-rgb", "-quality", "90"])
+_cjpeg_variant("jpeg-restart-progressive.jpg", ["-restart", "1B", "-progressive", "-sample", "2x1"])
+_cjpeg_variant("jpeg-arithmetic-gray.jpg", ["-arithmetic", "-grayscale"])
+
+
+@variant("jpeg-cmyk-adobe.jpg")
+def _jpeg_cmyk(path):
+    _pattern_image("CMYK").save(path, "JPEG", quality=90)
+
+
+YCCK_WRITER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <jpeglib.h>
+/* ycck WIDTH HEIGHT < cmyk-bytes > out.jpg: an Adobe YCCK JPEG (transform 2) from inverted CMYK samples. */
+int main(int argc, char **argv) {
+    struct jpeg_compress_struct c; struct jpeg_error_mgr e;
+    int w = atoi(argv[1]), h = atoi(argv[2]);
+    unsigned char *px = malloc((size_t)w * h * 4);
+    if (fread(px, 4, (size_t)w * h, stdin) != (size_t)w * h) return 1;
+    c.err = jpeg_std_error(&e); jpeg_create_compress(&c); jpeg_stdio_dest(&c, stdout);
+    c.image_width = w; c.image_height = h; c.input_components = 4; c.in_color_space = JCS_CMYK;
+    jpeg_set_defaults(&c); jpeg_set_colorspace(&c, JCS_YCCK); jpeg_set_quality(&c, 92, TRUE);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) { JSAMPROW row = px + (size_t)c.next_scanline * w * 4; jpeg_write_scanlines(&c, &row, 1); }
+    jpeg_finish_compress(&c); return 0;
+}
+"""
+
+
+CMYK_PLAIN_WRITER = YCCK_WRITER.replace("jpeg_set_colorspace(&c, JCS_YCCK);",
+                                         "jpeg_set_colorspace(&c, JCS_CMYK); c.write_Adobe_marker = FALSE;")
+
+
+@variant("jpeg-cmyk-no-adobe-marker.jpg")
+def _jpeg_cmyk_plain(path):
+    # CMYK without an Adobe APP14 marker: samples as stored (0 = no ink), not Adobe-inverted.
+    im = _pattern_image("CMYK")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "cmyk.c"), os.path.join(tmp, "cmyk")
+        open(src, "w").write(CMYK_PLAIN_WRITER)
+        subprocess.run([os.environ.get("CC", "cc"), "-O1", "-o", exe, src, "-ljpeg"], check=True)
+        with open(path, "wb") as out:
+            subprocess.run([exe, str(im.width), str(im.height)], input=im.tobytes(), stdout=out, check=True)
+
+
+@variant("jpeg-ycck-adobe.jpg")
+def _jpeg_ycck(path):
+    im = _pattern_image("CMYK")
+    inverted = bytes(255 - b for b in im.tobytes())  # Adobe's convention: 255 = no ink
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "ycck.c"), os.path.join(tmp, "ycck")
+        open(src, "w").write(YCCK_WRITER)
+        subprocess.run([os.environ.get("CC", "cc"), "-O1", "-o", exe, src, "-ljpeg"], check=True)
+        with open(path, "wb") as out:
+            subprocess.run([exe, str(im.width), str(im.height)], input=inverted, stdout=out, check=True)
+
+
+def lossless_jpeg(pixels, w, h, components):
+    """A lossless JPEG (SOF3), predictor 1 (left), point transform 0, 8-bit, one Huffman table (the standard
+    luminance DC table, which covers difference categories 0...11)."""
+    bits = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+    vals = list(range(12))
+    codes, code, k = {}, 0, 0
+    for length in range(1, 17):
+        for _ in range(bits[length - 1]):
+            codes[vals[k]] = (code, length)
+            code += 1
+            k += 1
+        code <<= 1
+    out = bytearray(b"\xFF\xD8")
+    out += b"\xFF\xC3" + struct.pack(">HBHHB", 8 + 3 * components, 8, h, w, components)
+    for c in range(components):
+        out += bytes([c + 1, 0x11, 0])
+    out += b"\xFF\xC4" + struct.pack(">H", 2 + 1 + 16 + len(vals)) + b"\x00" + bytes(bits) + bytes(vals)
+    out += b"\xFF\xDA" + struct.pack(">HB", 6 + 2 * components, components)
+    for c in range(components):
+        out += bytes([c + 1, 0x00])
+    out += bytes([1, 0, 0])  # Ss = predictor 1, Se = 0, Ah/Al = 0
+    acc, n, data = 0, 0, bytearray()
+
+    def put(value, length):
+        nonlocal acc, n
+        acc = (acc << length) | value
+        n += length
+        while n >= 8:
+            byte = (acc >> (n - 8)) & 0xFF
+            data.append(byte)
+            if byte == 0xFF:
+                data.append(0)
+            n -= 8
+    for y in range(h):
+        for x in range(w):
+            for c in range(components):
+                v = pixels[(y * w + x) * components + c]
+                if x == 0 and y == 0:
+                    pred = 128
+                elif y == 0:
+                    pred = pixels[(y * w + x - 1) * components + c]
+                elif x == 0:
+                    pred = pixels[((y - 1) * w + x) * components + c]
+                else:
+                    pred = pixels[(y * w + x - 1) * components + c]
+                diff = ((v - pred + 32768) % 65536) - 32768
+                size = 0 if diff == 0 else abs(diff).bit_length()
+                code_, length = codes[size]
+                put(code_, length)
+                if size:
+                    put(diff if diff > 0 else diff + (1 << size) - 1, size)
+    if n:
+        put((1 << (8 - n)) - 1, 8 - n)
+    return bytes(out + data + b"\xFF\xD9")
+
+
+@variant("jpeg-lossless-sof3.jpg")
+def _jpeg_lossless(path):
+    rows = rgb_pattern()
+    flat = [c for row in rows for px in row for c in px]
+    open(path, "wb").write(lossless_jpeg(flat, W, H, 3))
+    return {"reference": rgba_bytes([[px + (255,) for px in row] for row in rows]), "lossless_jpeg": True,
+            "why": "lossless: the written samples (libjpeg-turbo 3.0+ decodes SOF3; before 3.0 it is a typed "
+                   "unsupported-feature error)"}
+
+
+# WebP ------------------------------------------------------------------------------------------------------
+
+def _webp_variant(name, **options):
+    def make(path):
+        from PIL import Image
+        rgba = bytes(c for y, row in enumerate(rgb_pattern()) for x, px in enumerate(row)
+                     for c in px + (alpha_pattern()[y][x],))
+        im = Image.frombytes("RGBA", (W, H), rgba)
+        settings = dict(options)
+        if not settings.pop("alpha", True):
+            im = im.convert("RGB")
+        im.save(path, "WEBP", **settings)
+    variant(name)(make)
+
+
+_webp_variant("webp-lossy.webp", alpha=False, quality=80)
+_webp_variant("webp-lossy-alpha.webp", quality=80, alpha_quality=100)
+_webp_variant("webp-lossless-alpha-exact.webp", lossless=True, exact=True)
+_webp_variant("webp-lossless.webp", alpha=False, lossless=True)
