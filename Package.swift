@@ -40,7 +40,12 @@ let package = Package(
         // OD_REQUIRE_ALL=1, which .ci/run sets.
         .target(name: "TestRequirements", dependencies: ["Decoding"], path: "Tests/TestRequirements"),
         .testTarget(name: "DecodingTests", dependencies: ["Decoding", "TestRequirements"]),
-        .testTarget(name: "OperationDownloaderTests", dependencies: ["OperationDownloader", "Decoding", "TestRequirements"]),
+        // The code Docs/Usage.md shows, compiled as an application would compile it (a plain import, no
+        // @testable); OperationDownloaderTests runs every example and checks the doc quotes it verbatim.
+        .target(name: "UsageExamples", dependencies: ["OperationDownloader", "Decoding"], path: "Tests/UsageExamples"),
+        .testTarget(
+            name: "OperationDownloaderTests",
+            dependencies: ["OperationDownloader", "Decoding", "TestRequirements", "UsageExamples"]),
         .testTarget(name: "ImagedlTests", dependencies: ["ImagedlCore", "Decoding", "TestRequirements"]),
     ]
 )

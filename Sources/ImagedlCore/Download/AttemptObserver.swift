@@ -1,17 +1,19 @@
 import Foundation
 import OperationDownloader
 
-/// How many requests a download made, for `--json`'s `attempts` when the download failed.
+/// How many requests a failed download made and what its last attempt measured, for `--json`'s `attempts` and
+/// `network` and the error message ("after 3 attempts").
 ///
-/// A successful result carries its metrics (`ImageTargetResult.metrics.attemptCount`); a failure delivered through
-/// the image-target API carries only the error. So this watches `imageDownloadStop`, whose object is the
-/// operation: its `metrics.attemptCount` counts the attempts made so far, and the operation posts it before
-/// answering its callers, on the callback queue. Only URLs being tracked are recorded, so notifications from
+/// A successful result carries its metrics (`ImageTargetResult.metrics`); a failure delivered through the
+/// image-target API carries only the error. So this watches `imageDownloadStop`, whose object is the
+/// operation: its `metrics` count the attempts made so far (`attemptCount`) and hold the last attempt's
+/// figures, and the operation posts it after each attempt, the last one before answering its callers, on the
+/// callback queue. Only URLs being tracked are recorded, so notifications from
 /// other downloaders in the process cost a dictionary lookup.
 final class AttemptObserver: @unchecked Sendable {  // `lock` guards `tracked`; `observer` is set once in init
     private struct Entry {
         var downloads: Int
-        var attempts: Int?
+        var metrics: ImageDownloadMetrics?
     }
 
     private let lock = NSLock()
@@ -23,9 +25,9 @@ final class AttemptObserver: @unchecked Sendable {  // `lock` guards `tracked`; 
             [weak self] notification in
             guard let self, let operation = notification.object as? any ImageDownloaderOperationProtocol,
                   let key = operation.request?.url?.absoluteString else { return }
-            let attempts = operation.metrics?.attemptCount
+            let metrics = operation.metrics
             lock.withLock {
-                if tracked[key] != nil { tracked[key]?.attempts = attempts }
+                if tracked[key] != nil { tracked[key]?.metrics = metrics }
             }
         }
     }
@@ -39,15 +41,15 @@ final class AttemptObserver: @unchecked Sendable {  // `lock` guards `tracked`; 
         lock.withLock { tracked[url.absoluteString, default: Entry(downloads: 0)].downloads += 1 }
     }
 
-    /// A download of `url` ended: the attempts its operation reported (nil when it never started), and stop
+    /// A download of `url` ended: the metrics its operation last reported (nil when it never started), and stop
     /// tracking it once no other download of it is left.
-    func finish(_ url: URL) -> Int? {
+    func finish(_ url: URL) -> ImageDownloadMetrics? {
         let key = url.absoluteString
         return lock.withLock {
             guard var entry = tracked[key] else { return nil }
             entry.downloads -= 1
             tracked[key] = entry.downloads > 0 ? entry : nil
-            return entry.attempts
+            return entry.metrics
         }
     }
 }

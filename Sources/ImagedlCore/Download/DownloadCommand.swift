@@ -263,14 +263,19 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         if record.startedAt == nil && !cancelled { record.startedAt = now }
         record.finishedAt = now
         panes[index] = nil
-        let observedAttempts = attemptObserver.finish(record.url)
+        let observed = attemptObserver.finish(record.url)
+        let observedAttempts = observed?.attemptCount
         switch result {
         case .failure(let error):
             let response = responses[record.url]
-            record.httpStatus = response?.statusCode
+            record.httpStatus = response?.statusCode ?? observed?.statusCode
             record.state = cancelled ? .cancelled : .failed
-            record.error = ErrorMessages.describe(error, mimeType: response?.mimeType)
-            record.attempts = observedAttempts ?? 0
+            let attempts = observedAttempts ?? 0
+            record.attempts = attempts
+            // The last attempt's figures: which address refused, how long the connect took, the HTTP version.
+            record.network = observed.map(NetworkSummary.init)
+            let message = ErrorMessages.describe(error, mimeType: response?.mimeType)
+            record.error = attempts > 1 && !cancelled ? "\(message) (after \(attempts) attempts)" : message
         case .success(let loaded):
             let image = loaded.image
             record.httpStatus = (loaded.response ?? responses[record.url])?.statusCode

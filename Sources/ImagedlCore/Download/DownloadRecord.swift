@@ -44,7 +44,8 @@ struct DownloadRecord: Sendable {
     /// The HTTP cache is shared (`--http-cache redis://`) and another process was fetching this URL: this
     /// download waited for it (single-flight) instead of sending its own request.
     var waitedForSharedFetch = false
-    /// What the transport measured (`--json`'s "network"; nil for a failure or a memory-cache hit).
+    /// What the transport measured (`--json`'s "network"; for a failure, its last attempt; nil when no attempt
+    /// started, and for a memory-cache hit).
     var network: NetworkSummary?
     var error: String?
     /// The exact file `--output` wrote: the folder as given, joined with the file's name.

@@ -5,28 +5,70 @@ import FoundationNetworking
 #endif
 
 extension ImageDownloader {
+    /// Reports the bytes of an async download: received so far, and the expected total (-1 while unknown).
+    public typealias AsyncProgressHandler = @Sendable (_ received: Int, _ expected: Int) -> Void
+
     /// Downloads and decodes `url`. Cancelling the calling Task cancels this caller's token (other callers of
-    /// the same URL continue) and throws `CancellationError`; download failures throw `ImageDownloaderError`.
+    /// the same URL continue) and throws `CancellationError`; download failures throw `ImageDownloaderError`
+    /// (a transformer's own error as it threw it). The result's `image` is `nil` with `.avoidDecodeImage`.
+    /// For the attempts and metrics of a failure, use `imageResult(for:options:context:progress:)`.
     public func image(
         for url: URL, options: ImageDownloaderOptions = [], context: ImageDownloaderContext? = nil
     ) async throws -> ImageDownloadResult {
+        try await outcome(for: url, options: options, context: context, progress: nil).mapError(\.error).get()
+    }
+
+    /// Downloads and decodes `url`, calling `progress` as bytes arrive (on the callback queue: the context's,
+    /// else the configuration's). Cancellation and errors as `image(for:options:context:)`.
+    ///
+    /// ```swift
+    /// let result = try await downloader.image(for: url) { received, expected in
+    ///     if expected > 0 { print("\(received * 100 / expected)%") }
+    /// }
+    /// ```
+    public func image(
+        for url: URL, options: ImageDownloaderOptions = [], context: ImageDownloaderContext? = nil,
+        progress: @escaping AsyncProgressHandler
+    ) async throws -> ImageDownloadResult {
+        try await outcome(for: url, options: options, context: context, progress: progress).mapError(\.error).get()
+    }
+
+    /// Downloads and decodes `url` and returns the outcome instead of throwing: the result, or an
+    /// `ImageDownloadFailure` with the error, the last response and the metrics (how many attempts were made,
+    /// the last attempt's status and timings). A cancelled Task gives a failure whose error is
+    /// `CancellationError` (`isCancellation`).
+    public func imageResult(
+        for url: URL, options: ImageDownloaderOptions = [], context: ImageDownloaderContext? = nil,
+        progress: AsyncProgressHandler? = nil
+    ) async -> Result<ImageDownloadResult, ImageDownloadFailure> {
+        await outcome(for: url, options: options, context: context, progress: progress)
+    }
+
+    /// The one async download: a token per call, its cancel wired to the Task's, and the token's response and
+    /// metrics read once the answer arrives (a failure keeps the operation's metrics: the attempts it made).
+    private func outcome(
+        for url: URL, options: ImageDownloaderOptions, context: ImageDownloaderContext?,
+        progress: AsyncProgressHandler?
+    ) async -> Result<ImageDownloadResult, ImageDownloadFailure> {
         let holder = TokenHolder()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageDownloadResult, any Error>) in
-                let token = downloadImage(url, options: options, context: context, progress: nil) { image, data, error, finished in
+        var reporter: ImageDownloaderProgressHandler?
+        if let progress { reporter = { received, expected, _ in progress(received, expected) } }
+        typealias Outcome = Result<ImageDownloadResult, ImageDownloadFailure>
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let token = downloadImage(url, options: options, context: context, progress: reporter) {
+                    image, data, error, finished in
                     guard finished else { return }
-                    if let error {
-                        if case ImageDownloaderError.cancelled = error, holder.taskCancelled {
-                            continuation.resume(throwing: CancellationError())
-                        } else {
-                            continuation.resume(throwing: error)
-                        }
-                        return
-                    }
                     holder.withToken { token in
-                        continuation.resume(returning: ImageDownloadResult(
-                            image: image, data: data ?? Data(), response: token?.response as? HTTPURLResponse,
-                            metrics: token?.metrics))
+                        let response = token?.response as? HTTPURLResponse
+                        guard var error else {
+                            continuation.resume(returning: .success(ImageDownloadResult(
+                                image: image, data: data ?? Data(), response: response, metrics: token?.metrics)))
+                            return
+                        }
+                        if case ImageDownloaderError.cancelled = error, holder.taskCancelled { error = CancellationError() }
+                        continuation.resume(returning: .failure(ImageDownloadFailure(
+                            error: error, response: response, metrics: token?.metrics)))
                     }
                 }
                 holder.set(token)

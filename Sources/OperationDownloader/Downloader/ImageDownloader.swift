@@ -226,8 +226,11 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
 
     // MARK: - Downloading
 
-    /// Downloads and decodes `url`. Returns the caller's token, or nil when the completion already ran
-    /// synchronously (nil or unsupported URL, memory-cache hit, request modifier returned nil, invalidated).
+    /// Downloads and decodes `url` with `options` plus the configuration's `defaultOptions`. Returns the caller's
+    /// token, or nil when the completion already ran synchronously (nil or unsupported URL, memory-cache hit,
+    /// request modifier returned nil, invalidated).
+    ///
+    /// Label `completed:` when you pass only a completion: a bare trailing closure binds to `progress:`.
     @discardableResult
     public func downloadImage(
         _ url: URL?, options: ImageDownloaderOptions = [], context: ImageDownloaderContext? = nil,
@@ -238,18 +241,21 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
             return nil
         }
         return download(
-            URLRequest(url: url), plain: true, options: options, context: context, progress: progress,
-            completed: completed)
+            URLRequest(url: url), plain: true, options: options.union(storedConfiguration.defaultOptions),
+            context: context, progress: progress, completed: completed)
     }
 
-    /// Downloads and decodes `request`; its headers win over the downloader's. The memory cache is consulted
-    /// only for cache policies that allow cached data (the default `.useProtocolCachePolicy` does).
+    /// Downloads and decodes `request` (with `options` plus the configuration's `defaultOptions`); its headers
+    /// win over the downloader's. The memory cache is consulted only for cache policies that allow cached data
+    /// (the default `.useProtocolCachePolicy` does).
     @discardableResult
     public func downloadImage(
         with request: URLRequest, options: ImageDownloaderOptions = [], context: ImageDownloaderContext? = nil,
         progress: ImageDownloaderProgressHandler? = nil, completed: ImageDownloaderCompletedHandler? = nil
     ) -> ImageDownloadToken? {
-        download(request, plain: false, options: options, context: context, progress: progress, completed: completed)
+        download(
+            request, plain: false, options: options.union(storedConfiguration.defaultOptions), context: context,
+            progress: progress, completed: completed)
     }
 
     /// Cancels every queued and running download; each caller gets `.cancelled` once.

@@ -56,6 +56,11 @@ public struct ImageDownloaderConfiguration {
     public var callbackQueue: DispatchQueue?
     /// The memory cache consulted before downloading and filled after decoding; `nil` disables it.
     public var imageCache: (any ImageRequestCache)? = AutoPurgingImageCache()
+    /// Options every download of this downloader gets, added to each call's own options (default none): put
+    /// `.useURLCache` here to keep the HTTP cache on for every call, `.scaleDownLargeImages` to bound memory
+    /// everywhere. A call cannot take away an option set here; where both priorities end up set,
+    /// `.highPriority` wins. Prefetchers and image targets using this downloader get them too.
+    public var defaultOptions: ImageDownloaderOptions = []
     /// The HTTP cache used by requests with `.useURLCache` (URLSession's own cache is always off: on Linux it
     /// never stores and ignores cache policies). Default `HTTPImageCache.shared`, under the user cache
     /// directory, which touches the disk only once a request uses `.useURLCache`; `nil` disables it.

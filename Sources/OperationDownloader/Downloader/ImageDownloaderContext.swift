@@ -106,6 +106,15 @@ public struct ImageDownloaderContext: Sendable {
     }
 }
 
+extension ImageDownloaderContext {
+    /// A context that decodes into at most `maxPixelSize` × `maxPixelSize` pixels (aspect ratio kept, never
+    /// enlarged; JPEGs shrink while decoding): `try await downloader.image(for: url, context: .thumbnail(maxPixelSize: 256))`.
+    /// The value is an ordinary context: set more fields on it (a `transformer`, a `retryPolicy`) as needed.
+    public static func thumbnail(maxPixelSize: Int) -> ImageDownloaderContext {
+        ImageDownloaderContext(thumbnailPixelSize: CGSize(width: maxPixelSize, height: maxPixelSize))
+    }
+}
+
 /// What a downloader hands every operation it makes, besides settings.
 final class DownloaderResources: Sendable {
     /// The transport the downloader carries its transfers on.

@@ -49,9 +49,12 @@ extension ImageDownloader {
         context.requestModifier = ImageDownloaderRequestModifierBlock { $0 }
         var options = Self.revalidationOptions
         if handleCookies { options.insert(.handleCookies) }
-        let token = downloadImage(with: revalidation, options: options, context: context, completed: { _, _, _, finished in
+        // `download`, not `downloadImage`: the configuration's `defaultOptions` are for the callers' downloads
+        // (a default `.highPriority` or `.progressiveLoad` has no business in a background revalidation).
+        let token = download(revalidation, plain: false, options: options, context: context, progress: nil) {
+            _, _, _, finished in
             if finished { done() }
-        })
+        }
         return token != nil
     }
 }

@@ -1,0 +1,35 @@
+// The examples of Docs/Usage.md, "The HTTP cache" (see AsyncExamples.swift for how the doc quotes them).
+import Decoding
+import Foundation
+import OperationDownloader
+
+// snippet: http-cache-directory
+/// A downloader whose every download uses an HTTP cache kept in `directory` (RFC 9111, a private cache):
+/// fresh responses are served without a request, stale ones are revalidated (a 304 reuses the stored bytes).
+/// Several downloaders and processes may share one directory.
+public func makeCachingDownloader(directory: URL) -> ImageDownloader {
+    var configuration = ImageDownloaderConfiguration()
+    configuration.httpCache = HTTPImageCache(directory: directory, diskCapacity: 500 * 1024 * 1024)
+    configuration.defaultOptions = [.useURLCache]  // on for every call, without passing it each time
+    return ImageDownloader(configuration: configuration)
+}
+// end snippet
+
+// snippet: http-cache-source
+/// Where the bytes came from: "network", "HTTP cache", "HTTP cache, revalidated (304)", or nil when the
+/// memory cache of decoded images answered (no download at all).
+public func source(of url: URL, with downloader: ImageDownloader) async throws -> ImageDownloadMetrics.Source? {
+    let result = try await downloader.image(for: url)
+    return result.metrics?.source
+}
+// end snippet
+
+// snippet: http-cache-max-stale
+/// For a server that sends no Cache-Control: accept stored responses up to a day past their (heuristic)
+/// freshness without asking the server again. The header goes out with every request of this downloader.
+public func makeDownloaderTrustingItsCache(directory: URL) -> ImageDownloader {
+    let downloader = makeCachingDownloader(directory: directory)
+    downloader.setValue("max-stale=86400", forHTTPHeaderField: "Cache-Control")
+    return downloader
+}
+// end snippet
