@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// BMP against the corpus, plus synthetic files for the layouts the corpus lacks.
@@ -8,7 +9,7 @@ import Testing
         try BMPCoder().decode(Data(bytes), options: options)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func everyCorpusBMPGetsItsDocumentedOutcome() throws {
         let files = Corpus.files(format: "bmp")
         #expect(files.count == 14)
@@ -30,7 +31,7 @@ import Testing
     }
 
     /// The three corpus errors, with the reason each one is refused.
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func corpusErrorsAreTyped() throws {
         #expect(throws: ImageDecodingError.corrupt("BMP bit depth 30000 is unsupported")) {
             try BMPCoder().decode(try Corpus.data("pillow/b_badbitcount.bmp"), options: .init())

@@ -4,10 +4,11 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// The curl transport on its own, driven by a recording client against the fixture server: responses,
 /// bodies, redirects and challenges through the seam, cancel, and the size limit.
-@Suite(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+@Suite(.requires(.libcurl))
 struct CurlTransportTests {
     let server = FixtureServer.shared
 
