@@ -85,14 +85,15 @@ extension HTTPImageCacheTests {
         try put(writer, url, body, headers: F.headers(["Cache-Control": "max-age=600"]))
         let memoryCache = HTTPImageCache(directory: dir.url)
         let diskOnly = HTTPImageCache(directory: dir.url, memoryCapacity: 0)
+        let now = t0.addingTimeInterval(30)  // stored at t0 with max-age=600: fresh
         #expect(memoryCache.currentMemoryUsage == 0)
         for cache in [memoryCache, diskOnly] {
-            guard case .fresh(let stored) = cache.lookup(for: F.request(url)) else {
+            guard case .fresh(let stored) = cache.lookup(for: F.request(url), now: now) else {
                 Issue.record("not a fresh hit (memory capacity \(cache.memoryCapacity))")
                 continue
             }
             #expect(stored.data == body)
-            guard case .serveFromCache(let served) = cache.plan(for: F.request(url), useURLCache: true) else {
+            guard case .serveFromCache(let served) = cache.plan(for: F.request(url), useURLCache: true, now: now) else {
                 Issue.record("not served from the cache (memory capacity \(cache.memoryCapacity))")
                 continue
             }
