@@ -15,7 +15,11 @@ enum Corpus {
     /// Bytes of a corpus file by its path relative to the corpus folder ("pngsuite/basn0g01.png").
     static func data(_ relativePath: String) throws -> Data {
         guard let root else { throw CorpusMissing() }
-        return try Data(contentsOf: root.appendingPathComponent(relativePath))
+        let url = root.appendingPathComponent(relativePath)
+        // generated/empty.bin: this toolchain's Data(contentsOf:) loses a 4 KB buffer for an empty file, which
+        // the address sanitizer's leak check (CI) would report against every test that reads it.
+        if (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue == 0 { return Data() }
+        return try Data(contentsOf: url)
     }
 
     /// Every entry of expected.json, keyed by relative path.
