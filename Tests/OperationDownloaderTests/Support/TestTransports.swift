@@ -5,7 +5,8 @@ import TestRequirements
 
 /// The transports the end-to-end tests run on: URLSession, and curl where libcurl loads — and always under
 /// `OD_REQUIRE_ALL=1` (CI), where `makeDownloader` then fails each curl case naming libcurl instead of the case
-/// silently disappearing. `OD_TEST_TRANSPORTS=urlSession,curl` narrows it.
+/// silently disappearing (elsewhere `TestTransportsTests` is skipped in their name). `OD_TEST_TRANSPORTS=urlSession,curl`
+/// narrows it.
 enum TestTransports {
     static let all: [ImageDownloaderTransport] = {
         let candidates: [ImageDownloaderTransport] = [.urlSession] + (Requirement.shouldRun(.libcurl) ? [.curl] : [])
