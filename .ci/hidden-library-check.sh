@@ -7,7 +7,8 @@
 #
 #   .ci/hidden-library-check.sh [soname] [test filter]     default: libwebp.so.7 WebPCoderTests
 #
-# Needs root (unshare -m, mount --bind) and a finished `swift build --build-tests`. Docs/Reliability.md.
+# Needs root (unshare -m, mount --bind) and a finished `swift build --build-tests`. Docs/Reliability.md. Not for
+# libcurl: swift-test and FoundationNetworking link it, so with it hidden nothing starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
