@@ -6,7 +6,7 @@
 #
 #   Fuzz/run.sh [seconds-per-target]          default 60; targets from $TARGETS (default: all)
 #   TARGETS="png exif" Fuzz/run.sh 300
-#   TARGETS="cache-control http-date age vary etag content-type headers" Fuzz/run.sh 120   # the header parsers
+#   TARGETS="cache-control http-date age vary etag content-type range headers" Fuzz/run.sh 120   # the header parsers
 #   Fuzz/run.sh --build-only
 #   FUZZ_MAX_SEED_KB=2048 Fuzz/run.sh   # larger seeds (default 256 KB: big photos make every execution slow)
 #
@@ -21,11 +21,11 @@ BUILD=${FUZZ_BUILD:-$ROOT/.build-fuzz}
 CORPUS=${OPERATIONDOWNLOADER_CORPUS:-$ROOT/../shared/corpus}
 REGRESSIONS=$ROOT/Tests/Support/FuzzRegressions
 HEADER_REGRESSIONS=$ROOT/Tests/Support/HeaderFuzzRegressions
-HEADER_TARGETS="cache-control http-date age vary etag content-type headers"
+HEADER_TARGETS="cache-control http-date age vary etag content-type range headers"
 ALL_TARGETS="png gif bmp ico jpeg webp tiff heif exif sniff any icc $HEADER_TARGETS"
 # The header parsers compile alone (Foundation only): the fuzzer is built from these files, not the whole module.
 HEADER_DIR=Sources/OperationDownloader/Caching/HTTPCache
-HEADER_SOURCES="HTTPFieldList HTTPFieldValues HTTPEntityTag HTTPMediaType CacheControlDirectives HTTPDate HTTPHeaderFields HTTPFreshness HTTPCacheHeaderRules"
+HEADER_SOURCES="HTTPFieldList HTTPFieldValues HTTPEntityTag HTTPMediaType CacheControlDirectives HTTPDate HTTPHeaderFields HTTPFreshness HTTPCacheHeaderRules HTTPByteRange HTTPPreconditions"
 TARGETS=${TARGETS:-$ALL_TARGETS}
 SECONDS_PER_TARGET=60
 BUILD_ONLY=0
@@ -90,6 +90,8 @@ seed_headers() {
         age) values=('7200, 0' '0' '2147483648' '-1' '7200;foo=bar') ;;
         vary) values=('Accept, Accept-Encoding' '*' ', *' 'Foo, Bar, Baz' 'accept-language') ;;
         etag) values=('"abc"' 'W/"abc"' '"a", W/"b", "c"' '*' 'W\"x"') ;;
+        range) values=('bytes=0-499' 'bytes=-5' 'bytes=9500-' 'bytes=0-1,5-6' 'bytes 4-9/10' 'bytes 0-4/*' 'bytes */10'
+            '"abc"' 'Sun, 06 Nov 1994 08:49:37 GMT') ;;
         content-type) values=('image/png' 'text/html; charset="utf-8"; q=0.8' 'image/*;q=0.5' 'a/b;c=d;e="f\"g"') ;;
         headers) values=($'Cache-Control: max-age=60\nDate: Sun, 06 Nov 1994 08:49:37 GMT\nAge: 30\nETag: "x"'
             $'Expires: Sun, 06 Nov 1994 08:49:37 GMT\nLast-Modified: Sat, 05 Nov 1994 08:49:37 GMT\nVary: Accept'

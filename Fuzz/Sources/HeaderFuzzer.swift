@@ -4,6 +4,7 @@
 // target per run, chosen with FUZZ_TARGET:
 //
 //   cache-control  http-date  age  vary  etag  content-type   that parser (and its invariants)
+//   range                                                     Range, Content-Range and If-Range
 //   headers                                                   a header block through the freshness and storage rules
 //
 // A crash, an ASan report, a Swift trap (overflow, bounds, a broken invariant) or a hang is a finding.

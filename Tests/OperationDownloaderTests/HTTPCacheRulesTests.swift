@@ -259,21 +259,7 @@ import Testing
         }
     }
 
-    // MARK: Range (issue 13), Vary, invalidation
-
-    @Test func rangeRequestsBypassTheStoredFullResponseAnd206IsNeverStored() throws {
-        let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let cache = HTTPImageCache(directory: dir.url)
-        let url = "http://127.0.0.1:9/range.png"
-        try store(url, cache, headers: ["Cache-Control": "max-age=100"], body: F.body(7, count: 100))
-        let ranged = transaction(url, cache, headers: ["Range": "bytes=0-9"])
-        guard case .send(let sent) = ranged.begin(now: t0) else { Issue.record("a Range request goes to the server"); return }
-        #expect(sent.value(forHTTPHeaderField: "Range") == "bytes=0-9")
-        let partial = try F.response(url, status: 206, headers: F.headers(["Cache-Control": "max-age=100", "Content-Range": "bytes 0-9/100"]))
-        #expect(ranged.received(partial, now: t0) == .proceed)
-        ranged.completed(partial, data: F.body(7, count: 10), now: t0)
-        #expect(cache.cachedResponse(for: F.request(url))?.data == F.body(7, count: 100))
-    }
+    // MARK: Vary, invalidation (Range and partial content: HTTPCacheRangeRulesTests)
 
     @Test func severalVariantsOfOneURL() throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }

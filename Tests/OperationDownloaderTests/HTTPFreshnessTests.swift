@@ -112,6 +112,8 @@ import Testing
         var status = 200
         let headers: [String: String]
         var requestHeaders: [String: String] = [:]
+        /// A POST's Content-Location names its own URL.
+        var contentLocationIsTarget = false
         /// nil: not storable.
         let varyFields: [String]?
         var testDescription: String { name }
@@ -123,8 +125,21 @@ import Testing
         .init(name: "no-store", headers: ["Cache-Control": "max-age=60, no-store"], varyFields: nil),
         .init(name: "request no-store", headers: ["Cache-Control": "max-age=60"], requestHeaders: ["Cache-Control": "no-store"],
               varyFields: nil),
-        .init(name: "POST", method: "POST", headers: ["Cache-Control": "max-age=60"], varyFields: nil),
-        .init(name: "206", status: 206, headers: ["Cache-Control": "max-age=60"], varyFields: nil),
+        .init(name: "POST without Content-Location", method: "POST", headers: ["Cache-Control": "max-age=60"], varyFields: nil),
+        .init(name: "POST naming its URL, with max-age", method: "POST", headers: ["Cache-Control": "max-age=60"],
+              contentLocationIsTarget: true, varyFields: []),
+        .init(name: "POST naming its URL, with Expires", method: "POST", headers: ["Expires": date(60)],
+              contentLocationIsTarget: true, varyFields: []),
+        .init(name: "POST naming its URL, heuristics only", method: "POST", headers: ["Last-Modified": date(-86_400)],
+              contentLocationIsTarget: true, varyFields: nil),
+        .init(name: "PUT", method: "PUT", headers: ["Cache-Control": "max-age=60"], contentLocationIsTarget: true, varyFields: nil),
+        .init(name: "206 without Content-Range", status: 206, headers: ["Cache-Control": "max-age=60"], varyFields: nil),
+        .init(name: "206 with one range", status: 206, headers: ["Cache-Control": "max-age=60", "Content-Range": "bytes 0-4/10"],
+              varyFields: []),
+        .init(name: "206 heuristically cacheable", status: 206,
+              headers: ["Last-Modified": date(-86_400), "Content-Range": "bytes 0-4/*"], varyFields: []),
+        .init(name: "206 of several ranges (multipart)", status: 206,
+              headers: ["Cache-Control": "max-age=60", "Content-Type": "multipart/byteranges; boundary=x"], varyFields: nil),
         .init(name: "404 with max-age", status: 404, headers: ["Cache-Control": "max-age=60"], varyFields: []),
         .init(name: "404 heuristically cacheable", status: 404, headers: [:], varyFields: []),
         .init(name: "500 with max-age", status: 500, headers: ["Cache-Control": "max-age=60"], varyFields: []),
@@ -149,7 +164,8 @@ import Testing
     func storability(_ c: StorabilityCase) {
         let result = HTTPFreshness.storability(method: c.method, statusCode: c.status,
                                                responseHeaders: HTTPHeaderFields(c.headers.map { ($0.key, $0.value) }),
-                                               requestHeaders: HTTPHeaderFields(c.requestHeaders.map { ($0.key, $0.value) }))
+                                               requestHeaders: HTTPHeaderFields(c.requestHeaders.map { ($0.key, $0.value) }),
+                                               contentLocationIsTarget: c.contentLocationIsTarget)
         if let fields = c.varyFields {
             #expect(result == .storable(varyFields: fields))
         } else if case .storable = result {

@@ -51,6 +51,7 @@ import Testing
     static let seeds = [
         "max-age=3600, no-cache=\"Set-Cookie\"", "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
         "Sun Nov  6 08:49:37 1994", "7200, 0", "Accept, *", "W/\"a\", \"b\"", "image/png; charset=\"a\\\"b\"",
+        "bytes=0-499", "bytes=-5", "bytes 4-9/10",
         "Cache-Control: max-age=60\nAge: 30\nDate: Sun, 06 Nov 1994 08:49:37 GMT\nConnection: a\na: 1",
     ]
 

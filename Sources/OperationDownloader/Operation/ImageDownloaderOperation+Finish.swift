@@ -51,7 +51,8 @@ extension ImageDownloaderOperation {
             $0.metrics.servedStale = cached.isStale  // [HTTP cache]
             $0.response = cached.response
             $0.phase = .completing
-            let rejected = !ResponseValidation.isAcceptable(status: cached.statusCode, codes: $0.acceptableStatusCodes)
+            let rejected = cached.statusCode == 304
+                || !ResponseValidation.isAcceptable(status: cached.statusCode, codes: $0.acceptableStatusCodes)
             $0.stopPosted = !rejected  // [HTTP cache] a rejected one: `finish` posts the stop
             return ($0.cancelRequested, rejected)
         }
@@ -62,8 +63,9 @@ extension ImageDownloaderOperation {
         let reports = hasProgressHandlers
         if reports { callers.reportProgress(0, -1) }
         callers.post([.imageDownloadStart], object: self)
-        if rejected {  // [HTTP cache]
-            finish(error: ImageDownloaderError.invalidDownloadStatusCode(cached.statusCode), cancelTransfer: false)
+        if rejected {  // [HTTP cache] a 304: the caller's own validators name the stored response, as from the network
+            finish(error: cached.statusCode == 304 ? ImageDownloaderError.notModified
+                : ImageDownloaderError.invalidDownloadStatusCode(cached.statusCode), cancelTransfer: false)
             return
         }
         if reports { callers.reportProgress(0, cached.data.count) }

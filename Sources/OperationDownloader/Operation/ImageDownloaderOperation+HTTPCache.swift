@@ -33,6 +33,10 @@ extension ImageDownloaderOperation {
         guard httpTransaction.mayStore, case .network(let urlError) = error,
               state.withLock({ $0.isCurrent(transfer) && !$0.cancelRequested }),
               let stale = httpTransaction.failed(urlError) else { return false }
+        if stale.statusCode == 304 {  // the caller's own validators name the stored response: as the origin's 304
+            finish(error: ImageDownloaderError.notModified, cancelTransfer: cancelTransfer)
+            return true
+        }
         typealias Taken = (attempt: Attempt, hadResponse: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)
         let taken: Taken? = state.withLock { s in
             guard let attempt = s.isCurrent(transfer) && !s.cancelRequested ? s.attempt : nil else { return nil }

@@ -48,6 +48,9 @@ enum ConformanceCacheMode: Sendable {
 struct ConformanceStep: Sendable {
     var method = "GET"
     var requestHeaders: [(String, String)] = []
+    /// Request fields holding an HTTP-date `offset` seconds from the previous step's server time (the suite's
+    /// `magic_ims`), in the RFC 850 form when `rfc850` (the suite's `rfc850date`).
+    var requestDates: [(name: String, offset: Int, rfc850: Bool)] = []
     var cacheMode: ConformanceCacheMode?
     /// The URL's query gets `&test=<value>` (the suite's `query_arg`).
     var queryArgument: String?
@@ -88,6 +91,9 @@ struct ConformanceCase: Sendable {
     /// Why this port differs from the suite's case (a value libcurl cannot carry, a header the runner cannot
     /// send), shown in the report.
     var note: String?
+    /// The suite's `browser_skip`: not graded for browsers (which cannot run it), but a private cache that is
+    /// not a browser can (status 3xx without following redirects, answering the client's own validators).
+    var browserSkip = false
 }
 
 // MARK: Building blocks (the suite's templates and shorthands)

@@ -49,6 +49,10 @@ final class ConformanceRunner: Sendable {
             var request = URLRequest(url: url(c, tag: tag, step: step))
             request.httpMethod = step.method
             for (name, value) in step.requestHeaders { request.addValue(value, forHTTPHeaderField: name) }
+            for field in step.requestDates {
+                let base = index > 0 ? times[index - 1] : now
+                request.setValue(Self.resolve(.date(field.offset, rfc850: field.rfc850), at: base), forHTTPHeaderField: field.name)
+            }
             request.setValue(String(index + 1), forHTTPHeaderField: "X-Cache-Step")
             request.setValue(script, forHTTPHeaderField: "X-Cache-Script")
             if step.cacheMode == .noCache { request.cachePolicy = .reloadRevalidatingCacheData }
@@ -98,7 +102,8 @@ final class ConformanceRunner: Sendable {
             // Bounded: a 304 that matches nothing is refetched at most twice by the transaction.
             for _ in 0..<4 {
                 guard let url = toSend.url else { return View() }
-                let result = await client.fetch(url, method: toSend.httpMethod ?? "GET", headers: toSend.allHTTPHeaderFields ?? [:])
+                let result = await client.fetch(url, method: toSend.httpMethod ?? "GET", headers: toSend.allHTTPHeaderFields ?? [:],
+                                                followsRedirects: false)
                 guard let response = result.response, result.error == nil else {
                     if let error = result.error, let stale = transaction.failed(error, now: responseAt) {
                         return Self.view(stale, fromCache: true)
@@ -176,8 +181,21 @@ final class ConformanceRunner: Sendable {
     static func resolve(_ value: ConformanceValue, at time: Date) -> String {
         switch value {
         case .text(let text): return text
-        case .date(let offset, _): return HTTPDate.format(time.addingTimeInterval(TimeInterval(offset)))
+        case .date(let offset, false): return HTTPDate.format(time.addingTimeInterval(TimeInterval(offset)))
+        case .date(let offset, true): return rfc850Date(time.addingTimeInterval(TimeInterval(offset)))
         }
+    }
+
+    /// The obsolete RFC 850 form (RFC 9110 §5.6.7), e.g. `Sunday, 06-Nov-94 08:49:37 GMT`.
+    static func rfc850Date(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "GMT") ?? calendar.timeZone
+        let c = calendar.dateComponents([.weekday, .day, .month, .year, .hour, .minute, .second], from: date)
+        let days = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int?) -> String { String(format: "%02d", (n ?? 0) % 100) }
+        return "\(days[((c.weekday ?? 1) - 1) % 7]), \(two(c.day))-\(months[((c.month ?? 1) - 1) % 12])-\(two(c.year)) "
+            + "\(two(c.hour)):\(two(c.minute)):\(two(c.second)) GMT"
     }
 }
 

@@ -53,9 +53,10 @@ final class FixtureHTTPClient: Sendable {
     ///   - credential: answers a Basic challenge once.
     ///   - cancelAfterBytes: cancels the task once this many body bytes arrived (a client that goes away).
     ///   - timeout: the request's idle timeout in whole seconds (Linux truncates fractions).
+    ///   - followsRedirects: false delivers a 3xx as the response (fetch's `redirect: "manual"`).
     func fetch(
         _ url: URL, method: String = "GET", headers: [String: String] = [:], credential: URLCredential? = nil,
-        cancelAfterBytes: Int? = nil, timeout: TimeInterval = 10
+        cancelAfterBytes: Int? = nil, timeout: TimeInterval = 10, followsRedirects: Bool = true
     ) async -> FixtureFetchResult {
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -65,7 +66,8 @@ final class FixtureHTTPClient: Sendable {
         }
         return await withCheckedContinuation { continuation in
             let task = session.dataTask(with: request)
-            router.register(task.taskIdentifier, credential: credential, cancelAfterBytes: cancelAfterBytes, continuation: continuation)
+            router.register(task.taskIdentifier, credential: credential, cancelAfterBytes: cancelAfterBytes,
+                            followsRedirects: followsRedirects, continuation: continuation)
             task.resume()
         }
     }
@@ -77,6 +79,7 @@ private final class Router: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         var result = FixtureFetchResult()
         let credential: URLCredential?
         let cancelAfterBytes: Int?
+        let followsRedirects: Bool
         var cancelled = false
         let continuation: CheckedContinuation<FixtureFetchResult, Never>
     }
@@ -85,12 +88,23 @@ private final class Router: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private var pending: [Int: Pending] = [:]
 
     func register(
-        _ id: Int, credential: URLCredential?, cancelAfterBytes: Int?,
+        _ id: Int, credential: URLCredential?, cancelAfterBytes: Int?, followsRedirects: Bool,
         continuation: CheckedContinuation<FixtureFetchResult, Never>
     ) {
         lock.lock()
         defer { lock.unlock() }
-        pending[id] = Pending(credential: credential, cancelAfterBytes: cancelAfterBytes, continuation: continuation)
+        pending[id] = Pending(credential: credential, cancelAfterBytes: cancelAfterBytes, followsRedirects: followsRedirects,
+                              continuation: continuation)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        lock.lock()
+        let follows = pending[task.taskIdentifier]?.followsRedirects ?? true
+        lock.unlock()
+        completionHandler(follows ? request : nil)
     }
 
     private func update(_ task: URLSessionTask, _ body: (inout Pending) -> Void) {

@@ -14,6 +14,7 @@ enum HeaderFuzzTarget: String, CaseIterable, Sendable {
     case vary
     case etag
     case contentType = "content-type"
+    case range
     case headers
 }
 
@@ -51,6 +52,20 @@ func headerFuzzOne(_ data: Data, target: HeaderFuzzTarget) -> [String] {
             // The canonical form is a fixed point.
             check(HTTPMediaType(type.canonical)?.canonical == type.canonical, "media type canonical form: \(type.canonical)")
         }
+    case .range:
+        if let range = HTTPByteRange(rangeField: text) {
+            for length in [0, 1, 10, 1 << 40] {
+                // A resolved range lies within the representation.
+                if let bytes = range.resolved(length: length) {
+                    check(bytes.lowerBound >= 0 && bytes.upperBound < length, "range \(bytes) outside a length of \(length)")
+                }
+            }
+        }
+        if let part = HTTPContentRange(text) {
+            // What parses formats to a value that parses back to it.
+            check(HTTPContentRange(part.fieldValue) == part, "content-range round trip: \(part.fieldValue)")
+        }
+        _ = HTTPPreconditions.ifRangeMatches(text, stored: HTTPHeaderFields([("ETag", text), ("Last-Modified", text)]))
     case .headers:
         broken += headerFuzzBlock(text)
     }
@@ -79,6 +94,8 @@ private func headerFuzzBlock(_ text: String) -> [String] {
     _ = HTTPFreshness.storability(method: "GET", statusCode: status, responseHeaders: headers, requestHeaders: headers)
     _ = HTTPFreshness.validators(headers)
     _ = HTTPFreshness.notModifiedMatches(stored: headers, notModified: headers)
+    _ = HTTPPreconditions.callerHolds(headers, storedDate: headerFuzzNow, request: headers)
+    _ = HTTPPreconditions.sameStrongValidator(headers, headers)
     let stored = HTTPCacheHeaderRules.fieldsForStorage(headers, bodyLength: 10, responseDate: headerFuzzNow)
     _ = HTTPCacheHeaderRules.updatedHeaders(stored: stored, notModified: headers, responseDate: headerFuzzNow)
     return broken

@@ -6,8 +6,8 @@ import FoundationNetworking
 /// A response stored by `HTTPImageCache`: the body exactly as it was received (after the transfer's
 /// Content-Encoding was undone), the response's status and header fields, and when it was fetched.
 public struct CachedHTTPResponse: Sendable {
-    /// The stored body (empty for an error status stored without its body).
-    public let data: Data
+    /// The stored body (empty for an error status stored without its body; for a 206, the part it holds).
+    public private(set) var data: Data
     /// The stored response, rebuilt with its stored status code and header fields (hop-by-hop and
     /// Connection-listed fields removed, a decoded Content-Encoding removed, Content-Length the stored
     /// body's length). When served, it carries a generated `Age` (RFC 9111 §4.2.3).
@@ -19,7 +19,7 @@ public struct CachedHTTPResponse: Sendable {
 
     /// The normalised cache key: scheme, host, port, path and query.
     let key: String
-    let headers: HTTPHeaderFields
+    private(set) var headers: HTTPHeaderFields
     let varyValues: [String: String]
     /// The entry file it was read from or written to (the variant's file for a response with `Vary`).
     let fileName: String
@@ -64,6 +64,19 @@ public struct CachedHTTPResponse: Sendable {
     func mayServeStaleOnError(for request: HTTPHeaderFields, now: Date) -> Bool {
         HTTPFreshness.mayServeStaleOnError(headers, statusCode: statusCode, requestDate: requestDate,
                                            responseDate: storedDate, request: request, now: now)
+    }
+
+    /// The same stored response with another status, fields and body: what a cache generates from it (a 206
+    /// part, a 304). Its `Age` is set by `served(at:)`.
+    func replacing(statusCode: Int, headers fields: HTTPHeaderFields, data body: Data) -> CachedHTTPResponse? {
+        guard let url = response.url,
+              let rebuilt = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields.dictionary)
+        else { return nil }
+        var copy = self
+        copy.response = rebuilt
+        copy.headers = fields
+        copy.data = body
+        return copy
     }
 
     /// This response as served at `now`: its `Age` field replaced by the current age in whole seconds

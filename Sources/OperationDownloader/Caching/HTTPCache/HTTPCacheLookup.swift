@@ -24,8 +24,9 @@ enum HTTPCachePlan: Sendable {
     /// Serve this stored response without any network request (decode it and call back as usual;
     /// metrics report the cache as the source). Its `Age` is the current one.
     case serveFromCache(CachedHTTPResponse)
-    /// Serve this stale response at once and revalidate it in the background (stale-while-revalidate).
-    case serveStaleAndRevalidate(CachedHTTPResponse)
+    /// Serve this stale answer at once and revalidate `stored` (the response it comes from: the same, or the
+    /// complete response a part or a 304 was made from) in the background (stale-while-revalidate).
+    case serveStaleAndRevalidate(CachedHTTPResponse, stored: CachedHTTPResponse)
     /// Send `request` (which may carry If-None-Match / If-Modified-Since). `revalidating` is the stored
     /// response a 304 refers to (and the stand-in for stale-if-error); `storesResponse` says whether a
     /// storable answer is written to the cache.

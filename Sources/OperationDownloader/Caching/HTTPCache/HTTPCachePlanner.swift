@@ -5,7 +5,8 @@ import FoundationNetworking
 
 /// Decides what one request does with the cache: `.useURLCache`, `request.cachePolicy` (see
 /// `HTTPCacheRequestPolicy`), the request's own Cache-Control (`no-store`, `no-cache`, `max-age`,
-/// `max-stale`, `min-fresh`, `only-if-cached`), its method and Range, and what is stored.
+/// `max-stale`, `min-fresh`, `only-if-cached`), its method, and what is stored — which answers the request
+/// whole, as a part (Range) or as a 304 (the caller's own validators): `CachedHTTPResponse.answer(to:)`.
 struct HTTPCachePlanner {
     let cache: HTTPImageCache
     let request: URLRequest
@@ -20,16 +21,19 @@ struct HTTPCachePlanner {
         let policy = HTTPCacheRequestPolicy.resolve(cachePolicy: request.cachePolicy, useURLCache: true)
         let headers = HTTPHeaderFields(request: request)
         let directives = CacheControlDirectives(headers["Cache-Control"])
-        // Only GET is read or stored (a successful unsafe method invalidates: the transaction); a request's
-        // no-store keeps the cache out of it entirely (RFC 9111 §5.2.1.5).
-        if (request.httpMethod ?? "GET").uppercased() != "GET" || directives.noStore {
-            return policy.readMode == .anyStoredDontLoad ? .unavailable : .load(request, revalidating: nil, storesResponse: false)
+        let method = (request.httpMethod ?? "GET").uppercased()
+        // Only GET is read (a successful unsafe method invalidates: the transaction). A POST's answer may be
+        // stored for later GETs (RFC 9110 §9.3.3; `HTTPFreshness.storability` decides). A request's no-store
+        // keeps the cache out of it entirely (RFC 9111 §5.2.1.5).
+        if method != "GET" || directives.noStore {
+            let stores = method == "POST" && !directives.noStore && policy.storesResponses
+            return policy.readMode == .anyStoredDontLoad ? .unavailable : .load(request, revalidating: nil, storesResponse: stores)
         }
-        // A Range request is never answered from a stored full response (and a 206 is never stored).
-        if headers["Range"] != nil {
-            return policy.readMode == .anyStoredDontLoad ? .unavailable
-                : .load(request, revalidating: nil, storesResponse: policy.storesResponses)
-        }
+        // What storage cannot answer (a Range it does not hold, a stored part for a request of the whole) goes to
+        // the origin as it is.
+        let unanswerable: HTTPCachePlan = policy.readMode == .anyStoredDontLoad ? .unavailable
+            : directives.onlyIfCached && policy.readMode == .protocolRules ? .gatewayTimeout
+            : .load(request, revalidating: nil, storesResponse: policy.storesResponses)
         switch policy.readMode {
         case .none:
             var toSend = request
@@ -39,19 +43,15 @@ struct HTTPCachePlanner {
                 Self.setIfAbsent("Pragma", "no-cache", in: &toSend)
             }
             return .load(toSend, revalidating: nil, storesResponse: policy.storesResponses)
-        case .anyStoredElseLoad:
-            if let stored = cache.storedResponse(for: request) { return serve(stored) }
-            return .load(request, revalidating: nil, storesResponse: policy.storesResponses)
-        case .anyStoredDontLoad:
-            if let stored = cache.storedResponse(for: request) { return serve(stored) }
-            return .unavailable
+        case .anyStoredElseLoad, .anyStoredDontLoad:
+            guard let stored = cache.storedResponse(for: request) else { return unanswerable }
+            guard let answer = stored.answer(to: headers) else { return unanswerable }
+            return .serveFromCache(answer.served(at: now, stale: stored.use(for: HTTPHeaderFields(), now: now) != .fresh))
         case .alwaysRevalidate:
-            guard let stored = cache.storedResponse(for: request) else {
-                return .load(request, revalidating: nil, storesResponse: policy.storesResponses)
-            }
+            guard let stored = cache.storedResponse(for: request), let answer = stored.answer(to: headers) else { return unanswerable }
             // RFC 8246: a fresh immutable response does not change, so a reload need not ask.
             if CacheControlDirectives(stored.headers["Cache-Control"]).immutable, stored.use(for: headers, now: now) == .fresh {
-                return .serveFromCache(stored.served(at: now))
+                return .serveFromCache(answer.served(at: now))
             }
             var toSend = request
             Self.setIfAbsent("Cache-Control", "max-age=0", in: &toSend)
@@ -59,25 +59,23 @@ struct HTTPCachePlanner {
         case .protocolRules:
             switch cache.lookup(for: request, now: now) {
             case .fresh(let stored):
-                return .serveFromCache(stored.served(at: now))
+                guard let answer = stored.answer(to: headers) else { return unanswerable }
+                return .serveFromCache(answer.served(at: now))
             case .staleAccepted(let stored):
-                return .serveFromCache(stored.served(at: now, stale: true))
+                guard let answer = stored.answer(to: headers) else { return unanswerable }
+                return .serveFromCache(answer.served(at: now, stale: true))
             case .staleWhileRevalidate(let stored, _):
-                if directives.onlyIfCached { return .serveFromCache(stored.served(at: now, stale: true)) }
-                return .serveStaleAndRevalidate(stored.served(at: now, stale: true))
+                guard let answer = stored.answer(to: headers) else { return unanswerable }
+                if directives.onlyIfCached { return .serveFromCache(answer.served(at: now, stale: true)) }
+                return .serveStaleAndRevalidate(answer.served(at: now, stale: true), stored: stored)
             case .stale(let stored, _):
                 if directives.onlyIfCached { return .gatewayTimeout }
+                guard stored.answer(to: headers) != nil else { return unanswerable }
                 return conditionalLoad(request, stored: stored, storesResponse: policy.storesResponses)
             case .miss:
-                if directives.onlyIfCached { return .gatewayTimeout }
-                return .load(request, revalidating: nil, storesResponse: policy.storesResponses)
+                return unanswerable
             }
         }
-    }
-
-    /// A stored response served whatever its age (`.returnCacheData...` policies).
-    private func serve(_ stored: CachedHTTPResponse) -> HTTPCachePlan {
-        .serveFromCache(stored.served(at: now, stale: stored.use(for: HTTPHeaderFields(), now: now) != .fresh))
     }
 
     /// `request` with the stored response's validators added (fields the caller already set are kept).

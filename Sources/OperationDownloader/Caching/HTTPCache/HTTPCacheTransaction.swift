@@ -14,7 +14,8 @@ import FoundationNetworking
 /// - `received(_:)` in `didReceive response`: cookies stored; a 304 to a revalidation becomes the stored
 ///   response, refreshed (or, matching no stored response, a request to fetch anew); a 5xx within
 ///   stale-if-error becomes the stale stored response; an error status the download rejects is stored
-///   without its body when cacheable; a successful unsafe method invalidates;
+///   without its body when cacheable; a successful unsafe method invalidates; a 200 to HEAD freshens or
+///   removes the stored GET response;
 /// - `failed(_:)` when the transfer fails: the stale stored response within stale-if-error, or nil;
 /// - `completed(_:data:)` in `didCompleteWithError` (no error, acceptable status): the body stored;
 /// - `isCachedBody(_:)` before decoding: `.ignoreCachedResponse` and the bytes equal the cached ones →
@@ -128,17 +129,17 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
             // Stored without its body, and this download wants the body of that status: ask the server.
             if request.cachePolicy == .returnCacheDataDontLoad { return .fail(URLError(.resourceUnavailable)) }
             return load(request, stored: nil, storesResponse: true, cache: cache)
-        case .serveStaleAndRevalidate(let stale):
-            if stale.hasBody || !acceptsStatus(stale.statusCode), startRevalidation(of: stale, request: request, cache: cache) {
+        case .serveStaleAndRevalidate(let stale, let stored):
+            if stale.hasBody || !acceptsStatus(stale.statusCode), startRevalidation(of: stored, cache: cache) {
                 lock.withLock { state.cachedBody = stale.data }
                 return .serveFromCache(stale)
             }
             // Nothing can revalidate in the background: revalidate now, as for any stale response.
             var conditional = request
-            for (name, value) in stale.validators where conditional.value(forHTTPHeaderField: name) == nil {
+            for (name, value) in stored.validators where conditional.value(forHTTPHeaderField: name) == nil {
                 conditional.setValue(value, forHTTPHeaderField: name)
             }
-            return load(conditional, stored: stale, storesResponse: true, cache: cache)
+            return load(conditional, stored: stored, storesResponse: true, cache: cache)
         case .unavailable:
             return .fail(URLError(.resourceUnavailable))
         case .gatewayTimeout:
@@ -170,13 +171,23 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     }
 
     /// Claims the entry's revalidation and starts it; true when one is running (this one or another's).
-    private func startRevalidation(of stale: CachedHTTPResponse, request: URLRequest, cache: HTTPImageCache) -> Bool {
+    private func startRevalidation(of stale: CachedHTTPResponse, cache: HTTPImageCache) -> Bool {
         guard let revalidator else { return false }
         let name = stale.fileName
         // Already being revalidated (by another download): serve the stale response without a second request.
         guard cache.claimRevalidation(of: name) else { return true }
-        let started = revalidator.start(originalRequest, cache, handleCookies) { cache.endRevalidation(of: name) }
+        // It revalidates the stored response itself: not the part a Range asked for, and not with the caller's
+        // own validators (a 304 to those would refresh nothing).
+        var request = originalRequest
+        for field in ["Range", "If-Range", "If-None-Match", "If-Modified-Since"] { request.setValue(nil, forHTTPHeaderField: field) }
+        let started = revalidator.start(request, cache, handleCookies) { cache.endRevalidation(of: name) }
         return started
+    }
+
+    /// What `stored` answers to the caller's request (its own fields, not the validators this transaction
+    /// added): the whole, a part for a Range, or a 304 for its own validators.
+    private func answer(from stored: CachedHTTPResponse) -> CachedHTTPResponse? {
+        stored.answer(to: HTTPHeaderFields(request: originalRequest))
     }
 
     /// The request to follow a redirect with: cookies set by the 3xx are stored, and the Cookie header is
@@ -208,19 +219,22 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method), response.statusCode < 400 {
             cache.invalidate(after: response, to: request)
         }
+        if method == "HEAD" {
+            cache.freshen(withHEAD: response, for: request, requestDate: current.requestDate, responseDate: now)
+        }
         if response.statusCode == 304 {
             guard current.addedValidators, let stored = current.stored else { return .notModified }
             if let refreshed = cache.refreshed(with: response, for: request, stored: stored, requestDate: current.requestDate,
                                                responseDate: now),
-               refreshed.hasBody || !current.acceptsStatus(refreshed.statusCode) {
-                return .serveFromCache(refreshed.served(at: now, source: .revalidatedHTTPCache))
+               let answer = answer(from: refreshed), answer.hasBody || !current.acceptsStatus(answer.statusCode) {
+                return .serveFromCache(answer.served(at: now, source: .revalidatedHTTPCache))
             }
             return refetch(current)
         }
         if HTTPFreshness.errorStatusCodes.contains(response.statusCode), let stored = current.stored, stored.hasBody,
-           stored.mayServeStaleOnError(for: HTTPHeaderFields(request: request), now: now) {
+           stored.mayServeStaleOnError(for: HTTPHeaderFields(request: request), now: now), let answer = answer(from: stored) {
             lock.withLock { state.servedStoredResponse = true }
-            return .serveFromCache(stored.served(at: now, stale: true))
+            return .serveFromCache(answer.served(at: now, stale: true))
         }
         if current.storesResponse, !current.acceptsStatus(response.statusCode) {
             // The download stops at this header: keep the status (while fresh it is answered without a request).
@@ -257,9 +271,10 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         guard useURLCache, let stored = current.stored, stored.hasBody else { return nil }
         let request = HTTPHeaderFields(request: current.currentRequest)
         guard stored.mayServeStaleOnError(for: request, now: now)
-            || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.headers)) else { return nil }
+            || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.headers)),
+              let answer = answer(from: stored) else { return nil }
         lock.withLock { state.servedStoredResponse = true }
-        return stored.served(at: now, stale: true)
+        return answer.served(at: now, stale: true)
     }
 
     /// Whether `completed` can write to the cache at all (`.useURLCache` with a cache).

@@ -10,9 +10,8 @@ enum HTTPFreshness {
     /// ... capped at one day, past which RFC 7234 asked for a warning: an image changed at its origin shows
     /// within a day even when the server says nothing about freshness.
     static let heuristicCap: TimeInterval = 86_400
-    /// RFC 9110 §15.1: statuses a cache may store and give a heuristic lifetime without explicit freshness
-    /// (206 too, but partial responses are never stored here).
-    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    /// RFC 9110 §15.1: statuses a cache may store and give a heuristic lifetime without explicit freshness.
+    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
     /// The statuses registered by RFC 9110: `must-understand` lets a response with one of these be stored
     /// despite `no-store`, and keeps any other status from being stored.
     static let understoodStatusCodes: Set<Int> = Set([100, 101] + Array(200...206) + Array(300...305) + [307, 308]
@@ -40,12 +39,19 @@ enum HTTPFreshness {
 
     // MARK: Storing
 
-    /// Whether a response may be stored (RFC 9111 §3) and, if so, which request fields it varies on.
+    /// Whether a response may be stored (RFC 9111 §3) and, if so, which request fields it varies on. A response
+    /// to POST is stored (for later GETs of its URL) only with explicit freshness and a Content-Location naming
+    /// that URL (`contentLocationIsTarget`, RFC 9110 §9.3.3); a 206 only with one byte range in its
+    /// Content-Range (RFC 9111 §3.3).
     static func storability(method: String, statusCode: Int, responseHeaders: HTTPHeaderFields,
-                            requestHeaders: HTTPHeaderFields) -> Storability {
-        guard method.uppercased() == "GET" else { return .notStorable("method \(method)") }
+                            requestHeaders: HTTPHeaderFields, contentLocationIsTarget: Bool = false) -> Storability {
+        let isPOST = method.uppercased() == "POST"
+        guard method.uppercased() == "GET" || isPOST else { return .notStorable("method \(method)") }
         guard statusCode >= 200 else { return .notStorable("interim status \(statusCode)") }
-        guard statusCode != 206, statusCode != 304 else { return .notStorable("status \(statusCode)") }
+        guard statusCode != 304 else { return .notStorable("status \(statusCode)") }
+        if statusCode == 206, responseHeaders["Content-Range"].flatMap(HTTPContentRange.init) == nil {
+            return .notStorable("206 without one byte range in Content-Range")
+        }
         if CacheControlDirectives(requestHeaders["Cache-Control"]).noStore {
             return .notStorable("request Cache-Control: no-store")
         }
@@ -56,6 +62,9 @@ enum HTTPFreshness {
             guard understood else { return .notStorable("must-understand and status \(statusCode)") }
         } else if directives.noStore {
             return .notStorable("Cache-Control: no-store")
+        }
+        if isPOST, !contentLocationIsTarget || (directives.maxAge == nil && responseHeaders["Expires"] == nil) {
+            return .notStorable("POST without explicit freshness and a Content-Location naming its URL")
         }
         let vary = HTTPVary(responseHeaders["Vary"])
         if vary == .any { return .notStorable("Vary: \(responseHeaders["Vary"] ?? "")") }

@@ -8,7 +8,8 @@ extension HTTPImageCache {
     /// error status the download rejects at the header, kept so that the same error is answered without a
     /// request while it is fresh). A 2xx or 3xx response that may not be stored (no-store, `Vary: *`, too
     /// large) removes the older entry for the URL, which it supersedes; an error status that may not be
-    /// stored leaves it alone. `wait: false` queues the disk write (the caller is on a network thread).
+    /// stored leaves it alone. A 206 is stored as a part (`partToStore`); a POST response, for later GETs,
+    /// only as RFC 9110 §9.3.3 allows. `wait: false` queues the disk write (the caller is on a network thread).
     /// - Parameters:
     ///   - requestDate: when the request was sent; `responseDate`: when the response arrived (for the age).
     func store(_ response: HTTPURLResponse, data: Data?, for request: URLRequest, requestDate: Date, responseDate: Date,
@@ -16,17 +17,27 @@ extension HTTPImageCache {
         guard let url = request.url, let key = HTTPCacheKey.key(for: url) else { return }
         let requestHeaders = HTTPHeaderFields(request: request)
         let responseHeaders = HTTPHeaderFields(response)
-        let storability = HTTPFreshness.storability(method: request.httpMethod ?? "GET", statusCode: response.statusCode,
-                                                    responseHeaders: responseHeaders, requestHeaders: requestHeaders)
+        let method = (request.httpMethod ?? "GET").uppercased()
+        let storability = HTTPFreshness.storability(
+            method: method, statusCode: response.statusCode, responseHeaders: responseHeaders, requestHeaders: requestHeaders,
+            contentLocationIsTarget: method == "POST" && Self.contentLocation(of: response, names: url))
         guard case .storable(let fields) = storability, (data?.count ?? 0) <= diskCapacity / Self.maximumEntryFraction else {
             if response.statusCode < 400, response.statusCode != 206 { store.remove(fileNames(for: request), wait: wait) }
             return
         }
         let values = Self.varyValues(fields, request: requestHeaders)
+        var statusCode = response.statusCode
+        var storedFields = HTTPCacheHeaderRules.fieldsForStorage(responseHeaders, bodyLength: data?.count, responseDate: responseDate)
+        var body = data ?? Data()
+        if statusCode == 206 {
+            // A part: stored with its body only, and combined with a stored part of the same representation.
+            guard let data, let part = Self.partToStore(fields: storedFields, body: data, existing: storedResponse(for: request),
+                                                        responseDate: responseDate) else { return }
+            (statusCode, storedFields, body) = part
+        }
         let entry = HTTPCacheEntryFile(
-            kind: data == nil ? .headersOnly : .response, key: key, statusCode: response.statusCode,
-            headers: HTTPCacheHeaderRules.fieldsForStorage(responseHeaders, bodyLength: data?.count, responseDate: responseDate),
-            varyValues: values, requestDate: min(requestDate, responseDate), responseDate: responseDate, body: data ?? Data())
+            kind: data == nil ? .headersOnly : .response, key: key, statusCode: statusCode, headers: storedFields,
+            varyValues: values, requestDate: min(requestDate, responseDate), responseDate: responseDate, body: body)
         let primary = HTTPCacheKey.fileName(for: key)
         guard !fields.isEmpty else {
             store.write(entry, as: primary, url: url, wait: wait)
