@@ -238,10 +238,10 @@ struct CurlTransportTests {
         let client = RecordingTransferClient()
         let firstData = Completion()
         let cancelled = Completion()
-        client.onData = { transfer, _ in
+        client.onData = { [weak client] transfer, _ in  // weak: the client keeps this closure
             if fromEvent, !cancelled.isDone {
                 transfer.cancel()
-                client.noteCancelReturned()
+                client?.noteCancelReturned()
                 cancelled.signal()
             }
             firstData.signal()
