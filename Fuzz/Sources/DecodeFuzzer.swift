@@ -7,8 +7,8 @@
 //   any                                   ImageCodersManager.shared, one-shot and incremental
 //   icc                                   ColorManagement.convertToSRGB with the input as an ICC profile (lcms2)
 //
-// A crash, an ASan report, a Swift trap (overflow, bounds, force unwrap) or a hang is a finding. Thrown
-// errors are the expected outcome for bad input.
+// A crash, an ASan report, a Swift trap (overflow, bounds, force unwrap), a broken invariant of the harness or
+// a hang is a finding. Thrown errors are the expected outcome for bad input.
 import Decoding
 import Foundation
 
@@ -27,6 +27,8 @@ extension FuzzTarget {
 public func fuzzerTestOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     guard let start, count > 0 else { return 0 }
     let bytes = UnsafeRawBufferPointer(start: start, count: count)
-    fuzzOne(Data(bytes), hash: fuzzHash(bytes), target: FuzzTarget.selected)
+    let broken = fuzzOne(Data(bytes), hash: fuzzHash(bytes), target: FuzzTarget.selected)
+    // A broken invariant must stop the run for libFuzzer to keep the input: that is what a trap is for here.
+    if !broken.isEmpty { preconditionFailure(broken.joined(separator: "; ")) }
     return 0
 }

@@ -24,6 +24,8 @@ extension HeaderFuzzTarget {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzerTestOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     guard let start, count > 0 else { return 0 }
-    headerFuzzOne(Data(UnsafeRawBufferPointer(start: start, count: count)), target: HeaderFuzzTarget.selected)
+    let broken = headerFuzzOne(Data(UnsafeRawBufferPointer(start: start, count: count)), target: HeaderFuzzTarget.selected)
+    // A broken invariant must stop the run for libFuzzer to keep the input: that is what a trap is for here.
+    if !broken.isEmpty { preconditionFailure(broken.joined(separator: "; ")) }
     return 0
 }

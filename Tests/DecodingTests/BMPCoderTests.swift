@@ -9,7 +9,7 @@ import TestRequirements
         try BMPCoder().decode(Data(bytes), options: options)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func everyCorpusBMPGetsItsDocumentedOutcome() throws {
         let files = Corpus.files(format: "bmp")
         #expect(files.count == 14)
@@ -32,7 +32,7 @@ import TestRequirements
     }
 
     /// The corpus's invalid files, with the reason each one is refused.
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func corpusErrorsAreTyped() throws {
         #expect(throws: ImageDecodingError.corrupt("BMP bit depth 30000 is unsupported")) {
             try BMPCoder().decode(try Corpus.data("pillow/b_badbitcount.bmp"), options: .init())

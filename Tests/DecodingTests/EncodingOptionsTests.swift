@@ -1,12 +1,12 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// `ImageCodersManager.encode(_:options:)`: JPEG quality, progressive, chroma subsampling, flattening,
 /// orientation and metadata; PNG levels; WebP lossy and lossless round trips; the older contract.
 @Suite(.serialized) struct EncodingOptionsTests {
     let manager = ImageCodersManager.shared
-    static let webpEncoderPresent = WebPCoder().encoderUnavailableReason == nil
 
     /// JPEG marker segments before the scan: (marker, payload).
     static func markers(_ data: Data) -> [(UInt8, [UInt8])] {
@@ -100,7 +100,7 @@ import Testing
         }
     }
 
-    @Test("WebP lossless round-trips every byte, alpha included", .enabled(if: webpEncoderPresent))
+    @Test("WebP lossless round-trips every byte, alpha included", .requires(.webpEncoder))
     func webpLossless() throws {
         let image = TestImages.make(33, 17) { x, y in (UInt8(x * 7), UInt8(y * 13), UInt8(x ^ y), UInt8(x * 7 + 3)) }
         let data = try manager.encode(image, options: ImageEncodingOptions(format: .webp, lossless: true))
@@ -112,7 +112,7 @@ import Testing
         }
     }
 
-    @Test("WebP lossy: close to the input, smaller at lower quality, no metadata chunks", .enabled(if: webpEncoderPresent))
+    @Test("WebP lossy: close to the input, smaller at lower quality, no metadata chunks", .requires(.webpEncoder))
     func webpLossy() throws {
         let image = TestImages.photo(96, 64)
         let high = try manager.encode(image, options: ImageEncodingOptions(format: .webp, quality: 0.9))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// Thousands of damaged GIF, BMP and ICO files: every decode must end in an image or an
@@ -51,7 +52,7 @@ import Testing
         return Data(bytes)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func mutatedFilesNeverTrap() throws {
         let seeds = Self.seeds()
         #expect(seeds.count > 30)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// GIF against the corpus (Pillow's per-frame hashes) and against the browser rules where Pillow differs.
@@ -23,7 +24,7 @@ import Testing
         entry.expected.hasPrefix("reject") || entry.expected == "error"
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func everyCorpusGIFGetsItsDocumentedOutcome() throws {
         let files = Corpus.files(format: "gif")
         #expect(files.count == 30)
@@ -60,7 +61,7 @@ import Testing
         #expect(matchedFrames == 128)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func bombsAreRejectedByTheirHeaders() throws {
         // A 65535x65535 screen, and frames whose extent (offset + size) is gigapixels on a small screen.
         #expect(throws: ImageDecodingError.tooLarge(width: 65535, height: 65535)) {
@@ -78,7 +79,7 @@ import Testing
     /// Browser rule: disposal 2 clears to transparent. Pillow paints the background colour instead: background
     /// index 0 looked up in the local palette of the disposed frame (opaque black for frames 1...3 here).
     /// Painting our cleared pixels with that colour must give exactly Pillow's frames.
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func disposeToBackgroundClearsToTransparent() throws {
         let file = "pillow/dispose_bgnd.gif"
         let data = try Corpus.data(file)
@@ -115,7 +116,7 @@ import Testing
     /// Browser rule: frames are clipped to the logical screen. Both frames of these files carry the same
     /// 100x100 picture, the second one at (50,50): our second canvas is the first with its top-left quarter
     /// drawn over the bottom-right quarter (transparent pixels leaving the first frame visible).
-    @Test(.enabled(if: Corpus.isAvailable), arguments: ["pillow/test_extents.gif", "pillow/test_extents_transparency.gif"])
+    @Test(.requires(.corpus), arguments: ["pillow/test_extents.gif", "pillow/test_extents_transparency.gif"])
     func framesOutsideTheScreenAreClipped(file: String) throws {
         let image = try Self.decode(try Corpus.data(file))
         let frames = try image.animationFrames()
@@ -133,7 +134,7 @@ import Testing
         #expect(frames[1].pixels == expected)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func firstFrameOnly() throws {
         let image = try Self.decode(try Corpus.data("pillow/chi.gif"), .init(decodeFirstFrameOnly: true))
         #expect((try image.animationFrames()).isEmpty)
@@ -157,7 +158,7 @@ import Testing
         return decoder.currentImage()
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func randomChunkingGivesTheOneShotResult() throws {
         for file in Corpus.files(format: "gif") {
             let data = try Corpus.data(file)
@@ -175,7 +176,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func managerChoosesTheIncrementalGIFDecoder() throws {
         let data = try Corpus.data("sdwebimage/TestImage.gif")
         let manager = ImageCodersManager.shared
@@ -184,7 +185,7 @@ import Testing
         #expect(decoder.currentImage() == (try manager.decode(data)))
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func partialFirstFrameShowsRowsAsTheyArrive() throws {
         let data = try Corpus.data("pillow/hopper.gif")  // 128x128, not interlaced
         let full = try Self.decode(data)
@@ -201,7 +202,7 @@ import Testing
         #expect(decoder.currentImage() == full)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func firstFrameIsReadyBeforeTheAnimationEnds() throws {
         let data = try Corpus.data("pillow/iss634.gif")
         let full = try Self.decode(data)
@@ -218,7 +219,7 @@ import Testing
 
     // MARK: - Truncated and hostile
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func truncatedAnimationKeepsTheFramesDecodedSoFar() throws {
         let data = try Corpus.data("pillow/chi.gif")
         let full = try Self.decode(data)

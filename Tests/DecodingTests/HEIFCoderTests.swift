@@ -1,13 +1,13 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// HEIF/HEIC/AVIF through libheif (dlopen): corpus outcomes, hostile input, and the behaviour without the library.
 @Suite(.serialized) struct HEIFCoderTests {
     let coder = HEIFCoder()
-    static let libraryPresent = HEIFCoder().unavailableReason == nil
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libheif))
     func avifMatchesTheReferenceWithinTolerance() throws {
         let files = Corpus.files(format: "avif")
         #expect(files.count >= 3)
@@ -25,7 +25,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libheif))
     func transparencyIsKept() throws {
         let image = try coder.decode(try Corpus.data("pillow/avif_transparency.avif"), options: ImageDecodingOptions())
         let alphas = stride(from: 3, to: image.pixels.count, by: 4).map { image.pixels[$0] }
@@ -33,7 +33,7 @@ import Testing
         #expect(alphas.contains(255))
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libheif))
     func heicFilesDecodeToSaneImages() throws {
         // Pillow has no HEIC support (no reference hashes); libheif 1.15.1 with libde265 decodes these.
         let expectedSizes = [
@@ -52,7 +52,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libheif))
     func pixelLimitIsCheckedBeforeDecoding() throws {
         var options = ImageDecodingOptions()
         options.maximumPixelCount = 100_000
@@ -61,7 +61,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libheif))
     func damagedFilesGiveTypedErrors() throws {
         let original = try Corpus.data("pillow/avif_hopper.avif")
         for length in [0, 12, 40, 200, original.count / 2, original.count - 10] {
@@ -76,7 +76,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libheif))
     func cutDownloadsAreTruncated() throws {
         for path in ["pillow/avif_hopper.avif", "sdwebimage/TestImage.heic"] {
             let data = try Corpus.data(path)
@@ -92,7 +92,7 @@ import Testing
         if case .corrupt = error {} else { Issue.record("expected .corrupt, got \(String(describing: error))") }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libheif))
     func builtInManagerDecodesIt() throws {
         #expect(ImageCodersManager().coders.contains { $0 is HEIFCoder })
         let image = try ImageCodersManager().decode(try Corpus.data("pillow/avif_hopper.avif"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// ICO: entry choice, DIB entries with their AND mask, PNG entries through the registered PNG coder.
@@ -35,7 +36,7 @@ import Testing
 
     static func decode(_ data: Data) throws -> DecodedImage { try ICOCoder().decode(data, options: .init()) }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func corpusBombIsRejectedByTheDIBHeader() throws {
         // Entry header claims 65535 x (65535 / 2): refused before any pixel memory.
         #expect(Corpus.files(format: "ico") == ["pillow/decompression_bomb.ico"])
@@ -85,13 +86,7 @@ import Testing
         #expect(throws: ImageDecodingError.self) { try Self.decode(pastTheEnd) }
     }
 
-    /// Runs once a PNG coder is registered (another engineer's branch); skipped otherwise.
-    static var hasPNGCoder: Bool {
-        let signature = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8))
-        return ImageCodersManager.shared.coders.contains { !($0 is ICOCoder) && $0.canDecode(signature) }
-    }
-
-    @Test(.enabled(if: Corpus.isAvailable && ICOCoderTests.hasPNGCoder))
+    @Test(.requires(.corpus))
     func pngEntriesGoThroughThePNGCoder() throws {
         let png = try Corpus.data("pngsuite/basn6a08.png")
         let data = Self.ico([Entry(width: 32, height: 32, bits: 32, payload: [UInt8](png))])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// Feeding a file through the incremental decoder in random pieces ends in exactly the one-shot result.
@@ -37,7 +38,7 @@ import Testing
         return .success(image)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable), arguments: Corpus.allFiles)
+    @Test(.requires(.corpus), arguments: Corpus.allFiles)
     func chunkedEqualsOneShot(_ path: String) throws {
         let data = try Corpus.data(path)
         let options = ImageDecodingOptions(maximumPixelCount: 40_000_000)
@@ -63,7 +64,7 @@ import Testing
     }
 
     /// Progressive JPEG, Adam7 PNG and baseline JPEG show something before their last byte.
-    @Test(.enabled(if: Corpus.isAvailable), arguments: [
+    @Test(.requires(.corpus), arguments: [
         "generated/photo_progressive.jpg", "generated/photo_adam7.png", "generated/photo_444.jpg",
     ])
     func partialImagesAppearBeforeTheEnd(_ path: String) throws {

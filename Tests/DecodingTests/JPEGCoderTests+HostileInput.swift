@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 extension JPEGCoderTests {
     // MARK: Hostile input
 
-    @Test("decompression bomb is rejected at the header, also incrementally", .enabled(if: Corpus.isAvailable))
+    @Test("decompression bomb is rejected at the header, also incrementally", .requires(.corpus))
     func bomb() throws {
         let data = try Corpus.data("generated/bomb_jpeg_65500x65500.jpg")
         #expect(throws: ImageDecodingError.tooLarge(width: 65500, height: 65500)) {
@@ -26,7 +27,7 @@ extension JPEGCoderTests {
         }
     }
 
-    @Test("a file cut right after its scan header throws .truncated", .enabled(if: Corpus.isAvailable))
+    @Test("a file cut right after its scan header throws .truncated", .requires(.corpus))
     func cutAfterScanHeader() throws {
         let data = try Corpus.data("generated/photo_444.jpg")
         let sos = try #require(JPEGMarkers.segments(in: data).first { $0.marker == 0xDA })
@@ -37,7 +38,7 @@ extension JPEGCoderTests {
         #expect(partial.isIncomplete)
     }
 
-    @Test("zero height in the frame header throws .zeroPixels", .enabled(if: Corpus.isAvailable))
+    @Test("zero height in the frame header throws .zeroPixels", .requires(.corpus))
     func zeroHeight() throws {
         var data = try Corpus.data("generated/photo_444.jpg")
         let sof = try #require(JPEGMarkers.segments(in: data).first { $0.marker == 0xC0 })
@@ -78,7 +79,7 @@ extension JPEGCoderTests {
         return Data(b)
     }
 
-    @Test("more than 1000 corrupt-data warnings is an error", .enabled(if: Corpus.isAvailable))
+    @Test("more than 1000 corrupt-data warnings is an error", .requires(.corpus))
     func warningCap() throws {
         let data = try Corpus.data("generated/photo_444.jpg")
         // Each comment segment preceded by a stray byte costs one "extraneous bytes" warning.

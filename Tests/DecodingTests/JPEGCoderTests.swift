@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// The JPEG coder against the shared corpus, real libjpeg-turbo, no mocks. Every test talks to `JPEGCoder`
@@ -28,7 +29,7 @@ struct JPEGCoderTests {
 
     // MARK: Corpus conformance
 
-    @Test("every corpus JPEG gets its documented outcome", .enabled(if: Corpus.isAvailable),
+    @Test("every corpus JPEG gets its documented outcome", .requires(.corpus),
           arguments: Corpus.files(format: "jpeg"))
     func corpusFile(_ path: String) throws {
         let entry = try #require(Corpus.expected[path])
@@ -61,7 +62,7 @@ struct JPEGCoderTests {
         #expect(image.orientation == (ImageOrientation(rawValue: orientation) ?? .up), "\(path)")
     }
 
-    @Test("CMYK converts like the reference: R = C*K/255 on Adobe-inverted samples", .enabled(if: Corpus.isAvailable))
+    @Test("CMYK converts like the reference: R = C*K/255 on Adobe-inverted samples", .requires(.corpus))
     func cmyk() throws {
         for path in ["generated/photo_cmyk_pillow.jpg", "pillow/pil_sample_cmyk.jpg"] {
             let image = try coder.decode(try Corpus.data(path), options: .init())
@@ -71,7 +72,7 @@ struct JPEGCoderTests {
 
     // MARK: Incremental decoding
 
-    @Test("random chunk sizes (1 byte ... 64 KB) give the one-shot result", .enabled(if: Corpus.isAvailable),
+    @Test("random chunk sizes (1 byte ... 64 KB) give the one-shot result", .requires(.corpus),
           arguments: [
               "generated/photo_444.jpg", "generated/photo_420_restart.jpg", "generated/photo_progressive.jpg",
               "generated/photo_many_scans.jpg", "generated/photo_arith.jpg", "generated/photo_progressive_arith.jpg",
@@ -116,7 +117,7 @@ struct JPEGCoderTests {
         }
     }
 
-    @Test("baseline: rows appear before the end, undecoded rows transparent", .enabled(if: Corpus.isAvailable))
+    @Test("baseline: rows appear before the end, undecoded rows transparent", .requires(.corpus))
     func baselinePartialRows() throws {
         let data = try Corpus.data("generated/photo_444.jpg")
         let decoder = coder.makeIncrementalDecoder(options: .init())
@@ -138,7 +139,7 @@ struct JPEGCoderTests {
         #expect(partial.pixels.prefix(decodedRows * stride) == final.pixels.prefix(decodedRows * stride))
     }
 
-    @Test("progressive: a full-frame pass before the end, one per completed scan", .enabled(if: Corpus.isAvailable))
+    @Test("progressive: a full-frame pass before the end, one per completed scan", .requires(.corpus))
     func progressivePasses() throws {
         let data = try Corpus.data("generated/photo_progressive.jpg")
         let decoder = coder.makeIncrementalDecoder(options: .init())
@@ -158,7 +159,7 @@ struct JPEGCoderTests {
         #expect(previews.count >= 2 && previews.count <= 10, "one pass per completed scan at most (10 scans)")
     }
 
-    @Test("byte-by-byte feed with a preview after every byte equals one-shot", .enabled(if: Corpus.isAvailable),
+    @Test("byte-by-byte feed with a preview after every byte equals one-shot", .requires(.corpus),
           arguments: ["generated/photo_progressive.jpg", "sdwebimage/MonochromeTestImage.jpg", "pillow/truncated_jpeg.jpg"])
     func byteByByte(_ path: String) throws {
         // Previews then also land right after a scan's last byte, before the next scan's header has
@@ -178,7 +179,7 @@ struct JPEGCoderTests {
         #expect(previews > 0)
     }
 
-    @Test("99-scan file: passes render only on demand, result exact", .enabled(if: Corpus.isAvailable))
+    @Test("99-scan file: passes render only on demand, result exact", .requires(.corpus))
     func manyScans() throws {
         let data = try Corpus.data("generated/photo_many_scans.jpg")
         let decoder = coder.makeIncrementalDecoder(options: .init())
@@ -198,7 +199,7 @@ struct JPEGCoderTests {
         #expect(SHA256.hex(final.pixels) == Corpus.expected["generated/photo_many_scans.jpg"]?.sha256_rgba)
     }
 
-    @Test("arithmetic-coded data is buffered until the end", .enabled(if: Corpus.isAvailable))
+    @Test("arithmetic-coded data is buffered until the end", .requires(.corpus))
     func arithmeticBuffersUntilFinal() throws {
         let data = try Corpus.data("generated/photo_arith.jpg")
         let decoder = coder.makeIncrementalDecoder(options: .init())
@@ -209,7 +210,7 @@ struct JPEGCoderTests {
         #expect(SHA256.hex(final.pixels) == Self.djpegHashes["generated/photo_arith.jpg"])
     }
 
-    @Test("the manager's incremental decoder applies the same scaling as decode", .enabled(if: Corpus.isAvailable))
+    @Test("the manager's incremental decoder applies the same scaling as decode", .requires(.corpus))
     func managerIncrementalScaling() throws {
         let manager = ImageCodersManager(coders: [JPEGCoder()])
         let data = try Corpus.data("generated/photo_progressive.jpg")
@@ -227,7 +228,7 @@ struct JPEGCoderTests {
 
     // MARK: Scaling
 
-    @Test("DCT scaling equals Pillow draft() and stays at or above the target", .enabled(if: Corpus.isAvailable),
+    @Test("DCT scaling equals Pillow draft() and stays at or above the target", .requires(.corpus),
           arguments: [
               ("generated/photo_444.jpg", 80, 60, 8, "550fd96484982d7f9abe44d7831be4368f41a7e2905ad09307272a8aee96a178"),
               ("generated/photo_422.jpg", 160, 120, 4, "7640fe8b5d974887f2e89d700eb3ca4590b96c412cc9a19263444af76e3e01e3"),
@@ -246,7 +247,7 @@ struct JPEGCoderTests {
             width: full.width ?? 0, height: full.height ?? 0, options: options) == denominator)
     }
 
-    @Test("thumbnails and scale-down limits reach the exact target through the manager", .enabled(if: Corpus.isAvailable))
+    @Test("thumbnails and scale-down limits reach the exact target through the manager", .requires(.corpus))
     func managerScaling() throws {
         let manager = ImageCodersManager(coders: [JPEGCoder()])
         let data = try Corpus.data("generated/photo_444.jpg")
@@ -263,7 +264,7 @@ struct JPEGCoderTests {
 
     // MARK: Encoding
 
-    @Test("encode → decode round trip keeps size, colours and orientation", .enabled(if: Corpus.isAvailable))
+    @Test("encode → decode round trip keeps size, colours and orientation", .requires(.corpus))
     func roundTrip() throws {
         var original = try coder.decode(try Corpus.data("generated/photo_444.jpg"), options: .init())
         original.orientation = .right

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// The DC-only shrink-on-load path: the same pixels as libjpeg's 1/8 scaling on the whole corpus (restart
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test("every plain corpus JPEG: DC path (pixel-identical to libjpeg's 1/8) or libjpeg fallback",
-          .enabled(if: Corpus.isAvailable))
+          .requires(.corpus))
     func corpus() throws {
         var fast = 0
         for path in Corpus.files(format: "jpeg") {
@@ -70,7 +71,7 @@ import Testing
         #expect(viaDC.pixels == reference.pixels)
     }
 
-    @Test("restart markers, 4:2:2 and 4:4:4 files take the DC path", .enabled(if: Corpus.isAvailable),
+    @Test("restart markers, 4:2:2 and 4:4:4 files take the DC path", .requires(.corpus),
           arguments: ["generated/photo_420_restart.jpg", "generated/photo_422.jpg", "generated/photo_444.jpg"])
     func samplings(_ path: String) throws {
         let data = try Corpus.data(path)
@@ -79,7 +80,7 @@ import Testing
         #expect(image.pixels == reference.pixels, "\(path): \(Self.psnr(image.pixels, reference.pixels)) dB")
     }
 
-    @Test("incremental decoding with shrink-on-load ends in the one-shot (DC path) pixels", .enabled(if: Corpus.isAvailable),
+    @Test("incremental decoding with shrink-on-load ends in the one-shot (DC path) pixels", .requires(.corpus),
           arguments: ["generated/photo_420_restart.jpg", "generated/photo_444.jpg"])
     func incrementalMatchesOneShot(_ path: String) throws {
         let data = try Corpus.data(path)
@@ -96,7 +97,7 @@ import Testing
         #expect(decoder.currentImage()?.pixels == oneShot.pixels)
     }
 
-    @Test("the embedded ICC profile is handed back for colour management", .enabled(if: Corpus.isAvailable))
+    @Test("the embedded ICC profile is handed back for colour management", .requires(.corpus))
     func iccProfile() throws {
         let data = try Corpus.data("sdwebimage/TestJFIF.jpg")
         let result = try #require(JPEGDCThumbnailDecoder.decodeWithProfile(data, options: Self.eighth(4032, 3024)))
@@ -105,7 +106,7 @@ import Testing
         #expect(JPEGDCThumbnailDecoder.decodeWithProfile(try Corpus.data("generated/photo_444.jpg"), options: Self.eighth(640, 480))?.iccProfile == nil)
     }
 
-    @Test("not taken: exact-size thumbnails, scales above 1/8, progressive files", .enabled(if: Corpus.isAvailable))
+    @Test("not taken: exact-size thumbnails, scales above 1/8, progressive files", .requires(.corpus))
     func notTaken() throws {
         let data = try Corpus.data("generated/photo_444.jpg")
         #expect(JPEGDCThumbnailDecoder.decode(data, options: ImageDecodingOptions(thumbnailPixelSize: CGSize(width: 80, height: 60))) == nil)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// Thousands of truncated and bit-flipped variants of small corpus files: each decodes or fails with a typed
@@ -29,9 +30,9 @@ import Testing
         return Data(bytes)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func mutatedFilesNeverTrap() throws {
-        #expect(Self.smallFiles.count > 100 || Corpus.root == nil)
+        #expect(Self.smallFiles.count > 100)
         var random = SeededRandom(seed: 0x5EED)
         var decoded = 0, failed = 0
         let perFile = max(1, 4000 / max(Self.smallFiles.count, 1))
@@ -48,7 +49,7 @@ import Testing
         #expect(decoded + failed == perFile * Self.smallFiles.count)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func mutatedFilesNeverTrapWhenChunked() throws {
         var random = SeededRandom(seed: 0xC0FFEE)
         var tried = 0

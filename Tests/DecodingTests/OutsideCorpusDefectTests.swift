@@ -1,13 +1,12 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// Defects found by decoding an independent corpus of ~1,400 files with Pillow as the oracle (issue 12,
 /// point 11). Each fixture reproduces one defect; each must now match its reference exactly, through
 /// the manager and through chunked incremental decoding.
 @Suite(.serialized) struct OutsideCorpusDefectTests {
-    static let tiffPresent = TIFFCoder().unavailableReason == nil
-    static let heifPresent = HEIFCoder().unavailableReason == nil
 
     /// Decodes a fixture and checks it against expected.json's reference hash.
     private func expectReference(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> DecodedImage {
@@ -20,14 +19,14 @@ import Testing
         return image
     }
 
-    @Test(.enabled(if: tiffPresent))
+    @Test(.requires(.libtiff))
     func smallUncompressedTilesDecode() throws {
         // Was "Invalid tile byte count for tile 0. Expected 768, got 1024": libtiff's unmapped reader.
         _ = try expectReference("tiled_rgb8.tif")
         _ = try expectReference("tiled_gray1.tif")
     }
 
-    @Test(.enabled(if: tiffPresent))
+    @Test(.requires(.libtiff))
     func bigTIFFIsSniffedAndDecoded() throws {
         let data = try DecoderFixtures.data("bigtiff_rgb8.tif")
         #expect(ImageFormat(sniffing: data) == .tiff)
@@ -35,14 +34,14 @@ import Testing
         #expect(try expectReference("bigtiff_rgb8.tif").format == .tiff)
     }
 
-    @Test(.enabled(if: tiffPresent))
+    @Test(.requires(.libtiff))
     func unspecifiedExtraSampleIsOpaque() throws {
         // Every extra sample is 1: read as alpha the image was nearly invisible.
         let image = try expectReference("rgb_unspecified_extra.tif")
         #expect(stride(from: 3, to: image.pixels.count, by: 4).allSatisfy { image.pixels[$0] == 255 })
     }
 
-    @Test(.enabled(if: tiffPresent))
+    @Test(.requires(.libtiff))
     func sixteenBitSamplesKeepTheirHighByteAndStraightAlpha() throws {
         // Planar RGBA16 with unassociated alpha, and tiled gray16 + alpha: libtiff's RGBA interface rounded
         // to 8 bits and premultiplied (one off after un-premultiplying); Pillow and PNG keep the high byte.
@@ -57,7 +56,7 @@ import Testing
         #expect(try expectReference("cursor.cur").format == .ico)
     }
 
-    @Test(.enabled(if: heifPresent))
+    @Test(.requires(.libheif))
     func avifSequenceDecodesItsPrimaryImage() throws {
         // ftyp "avis" with only avis/msf1/miaf/MA1B brands: libheif 1.15 called it an unsupported file type,
         // reported as "no avif decoder in this build" although libheif was there.
@@ -70,7 +69,7 @@ import Testing
         #expect(PixelComparison.meanAbsoluteError(image.pixels, reference.pixels) <= 1)
     }
 
-    @Test(.enabled(if: heifPresent))
+    @Test(.requires(.libheif))
     func anAVIFSequenceLibheifCannotOpenIsNotBlamedOnAMissingLibrary() throws {
         // The same sequence with its meta box's primary item removed: nothing still to decode.
         var bytes = [UInt8](try DecoderFixtures.data("star-8bpc.avifs"))
@@ -85,7 +84,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: tiffPresent && heifPresent), arguments: [
+    @Test(.requires(.libtiff, .libheif), arguments: [
         "tiled_rgb8.tif", "tiled_gray1.tif", "bigtiff_rgb8.tif", "rgb_unspecified_extra.tif", "planar_rgba16.tif",
         "tiled_gray16_alpha.tif", "cursor.cur", "star-8bpc.avifs",
     ])

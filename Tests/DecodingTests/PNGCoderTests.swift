@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// PNG/APNG coder against the shared corpus: documented outcome and exact RGBA hash per file, chunked
@@ -51,11 +52,11 @@ import Testing
 
     static var pngFiles: [String] { Corpus.files(format: "png") }
 
-    @Test(.enabled(if: Corpus.isAvailable)) func corpusHasThePNGFiles() {
+    @Test(.requires(.corpus)) func corpusHasThePNGFiles() {
         #expect(Self.pngFiles.count >= 120)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable), arguments: pngFiles)
+    @Test(.requires(.corpus), arguments: pngFiles)
     func corpusFileHasItsDocumentedOutcome(_ path: String) throws {
         let data = try Corpus.data(path)
         let entry = try #require(Corpus.expected[path])
@@ -103,14 +104,14 @@ import Testing
     }
     // MARK: - Metadata, options
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func eXIfOrientationIsReportedNotApplied() throws {
         let image = try coder.decode(try Corpus.data("generated/png_exif_orientation_6.png"), options: ImageDecodingOptions())
         #expect(image.orientation == .right)
         #expect(image.width == 96 && image.height == 64)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func firstFrameOnlySkipsTheAnimation() throws {
         let data = try Corpus.data("sdwebimage/TestImageLarge.png")
         let all = try coder.decode(data, options: ImageDecodingOptions())
@@ -120,7 +121,7 @@ import Testing
         #expect(first.pixels == all.pixels)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func pixelLimitAppliesToTheHeader() throws {
         let data = try Corpus.data("generated/photo_adam7.png")
         #expect(throws: ImageDecodingError.tooLarge(width: 640, height: 480)) {
@@ -169,7 +170,7 @@ import Testing
         return out
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func hugeAncillaryChunksNeverReachLibpng() throws {
         // 9 MB of text (over libpng's 8 MB chunk limit) between IHDR and IDAT: dropped by the chunk filter
         // as it streams past, the image decodes normally.
@@ -180,7 +181,7 @@ import Testing
         #expect(image == (try coder.decode(original, options: ImageDecodingOptions())))
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func unknownCriticalChunkAndBadChunkNamesAreCorrupt() throws {
         var chunks = Self.chunks(of: try Corpus.data("pngsuite/basn2c08.png"))
         chunks.insert(("ZZZZ", [1, 2, 3]), at: 1)
@@ -190,7 +191,7 @@ import Testing
         #expect(throws: ImageDecodingError.self) { try coder.decode(Self.png(badName), options: ImageDecodingOptions()) }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func brokenAnimationChunksLeaveAStillImage() throws {
         let original = try Corpus.data("pillow/apng_num_plays.png")
         let still = try coder.decode(original, options: ImageDecodingOptions(decodeFirstFrameOnly: true))
@@ -215,7 +216,7 @@ import Testing
         #expect(preloaded.frames.isEmpty && preloaded.frameCount == 3)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable), arguments: [
+    @Test(.requires(.corpus), arguments: [
         "generated/photo_adam7.png", "pillow/apng_dispose_op_previous.png", "sdwebimage/IndexedPNG.png",
         "pngsuite/basn4a16.png",
     ])

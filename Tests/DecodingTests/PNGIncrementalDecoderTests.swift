@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// The PNG incremental decoder: identical results for any chunking, partial images while loading.
@@ -38,7 +39,7 @@ import Testing
         return (0..<count).map { _ in Int(pow(2.0, Double.random(in: 0...16, using: &rng))) }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable), arguments: Corpus.files(format: "png"))
+    @Test(.requires(.corpus), arguments: Corpus.files(format: "png"))
     func randomChunkingGivesTheOneShotResult(_ path: String) throws {
         let data = try Corpus.data(path)
         let oneShot = Result { try coder.decode(data, options: ImageDecodingOptions()) }
@@ -55,7 +56,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable), arguments: [
+    @Test(.requires(.corpus), arguments: [
         "pngsuite/basn3p02.png", "pngsuite/ibasn6a16.png", "pillow/apng_dispose_op_previous.png",
         "libpng-testpngs/badadler.png", "generated/png_exif_orientation_6.png", "pillow/png_decompression_dos.png",
     ])
@@ -66,7 +67,7 @@ import Testing
         #expect(try chunked.get() == oneShot)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func adam7ShowsCoarseFullFramesBeforeTheEnd() throws {
         let data = try Corpus.data("generated/photo_adam7.png")
         let (result, partials) = Self.feed(data, sizes: [16 * 1024], collectPartials: true)
@@ -84,7 +85,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func nonInterlacedShowsTheRowsDecodedSoFar() throws {
         // A non-interlaced opaque photo: re-encode the Adam7 one with the PNG encoder.
         let photo = try coder.decode(try Corpus.data("generated/photo_adam7.png"), options: ImageDecodingOptions())
@@ -107,7 +108,7 @@ import Testing
         #expect(previousRows > 0)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func noImageBeforeAnyRowAndHeaderErrorsAtOnce() throws {
         let data = try Corpus.data("generated/photo_adam7.png")
         let decoder = coder.makeIncrementalDecoder(options: ImageDecodingOptions())
@@ -127,7 +128,7 @@ import Testing
         #expect(bombDecoder.currentImage() == nil)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable))
+    @Test(.requires(.corpus))
     func managerHandsOutThePNGDecoderAndFinishesIdentically() throws {
         let manager = ImageCodersManager(coders: [PNGCoder()])
         let data = try Corpus.data("sdwebimage/TestImageLarge.png")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// Crop, rounded corners and circle, blur, grayscale, flips, rotations and EXIF orientation: golden sizes
@@ -129,7 +130,7 @@ import Testing
         }
     }
 
-    @Test("the corpus' exif_orientation files: same stored pixels, each turned by its own tag", .enabled(if: Corpus.isAvailable))
+    @Test("the corpus' exif_orientation files: same stored pixels, each turned by its own tag", .requires(.corpus))
     func corpusOrientations() throws {
         let stored = try JPEGCoder().decode(try Corpus.data("generated/exif_orientation_1.jpg"), options: .init())
         for n in 2...8 {

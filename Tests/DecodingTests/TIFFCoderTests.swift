@@ -1,14 +1,14 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// TIFF through libtiff (dlopen): corpus hashes, orientation reporting, hostile input, and the behaviour
 /// without the library.
 @Suite(.serialized) struct TIFFCoderTests {
     let coder = TIFFCoder()
-    static let libraryPresent = TIFFCoder().unavailableReason == nil
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libtiff))
     func everyCorpusTIFFMatchesItsReferenceOnceOriented() throws {
         let files = Corpus.files(format: "tiff")
         #expect(files.count >= 2)
@@ -24,7 +24,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libtiff))
     func orientationTagIsReportedNotApplied() throws {
         let image = try coder.decode(try Corpus.data("pillow/g4_orientation_6.tif"), options: ImageDecodingOptions())
         #expect(image.orientation == .right)
@@ -33,7 +33,7 @@ import Testing
         #expect(plain.orientation == .up)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libtiff))
     func damagedFilesGiveTypedErrorsOrPartialImages() throws {
         let original = try Corpus.data("pillow/hopper.tif")
         // hopper.tif keeps its directory after the pixels: any cut loses it.
@@ -48,7 +48,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: libraryPresent))
+    @Test(.requires(.libtiff))
     func truncatedStripsGiveAPartialImage() throws {
         // 16x16 8-bit gray, directory first, one strip per row: cutting the file keeps the first rows.
         let w = 16, h = 16
@@ -74,7 +74,7 @@ import Testing
         #expect(throws: ImageDecodingError.truncated) { try coder.decode(Data(file.prefix(dataAt)), options: ImageDecodingOptions()) }
     }
 
-    @Test(.enabled(if: libraryPresent))
+    @Test(.requires(.libtiff))
     func hugeDimensionsAreRejectedBeforeAllocating() throws {
         // Little-endian TIFF, one IFD: 100000 x 100000, 8-bit gray, one strip of 1 byte.
         var ifd: [UInt8] = le16(8)
@@ -87,7 +87,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libtiff))
     func builtInManagerDecodesIt() throws {
         #expect(ImageCodersManager().coders.contains { $0 is TIFFCoder })
         let image = try ImageCodersManager().decode(try Corpus.data("pillow/hopper.tif"))

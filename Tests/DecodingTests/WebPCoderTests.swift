@@ -1,14 +1,14 @@
 import Foundation
 import Testing
+import TestRequirements
 @testable import Decoding
 
 /// WebP through libwebp (dlopen): corpus hashes, animation frames, incremental decoding, hostile input,
 /// and the behaviour without the library.
 @Suite(.serialized) struct WebPCoderTests {
     let coder = WebPCoder()
-    static let libraryPresent = WebPCoder().unavailableReason == nil
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func everyCorpusWebPMatchesItsReference() throws {
         let files = Corpus.files(format: "webp")
         #expect(files.count >= 10)
@@ -35,7 +35,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func exifOrientationIsReportedNotApplied() throws {
         let image = try coder.decode(try Corpus.data("pillow/hopper_orientation_6.webp"), options: ImageDecodingOptions())
         #expect(image.orientation == .right)
@@ -44,7 +44,7 @@ import Testing
         #expect(plain.orientation == .up)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func firstFrameOnlyGivesAStillImage() throws {
         var options = ImageDecodingOptions()
         options.decodeFirstFrameOnly = true
@@ -53,7 +53,7 @@ import Testing
         #expect(SHA256.hex(image.pixels) == Corpus.expected["pillow/iss634.webp"]?.sha256_rgba)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func randomChunkingGivesIdenticalPixels() throws {
         var rng = SeededRandom(seed: 0x5EB9)
         for path in Corpus.files(format: "webp") {
@@ -75,7 +75,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func partialRowsAppearBeforeTheEnd() throws {
         let data = try Corpus.data("sdwebimage/TestImageStatic.webp")
         let decoder = coder.makeIncrementalDecoder(options: ImageDecodingOptions())
@@ -93,7 +93,7 @@ import Testing
         #expect(decoder.currentImage()?.isIncomplete == false)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func animationPreviewShowsTheFirstFrame() throws {
         let data = try Corpus.data("pillow/iss634.webp")
         let decoder = coder.makeIncrementalDecoder(options: ImageDecodingOptions())
@@ -105,7 +105,7 @@ import Testing
         #expect((try decoder.currentImage()?.animationFrames().count) == 42)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func truncatedFilesGivePartialImagesOrTruncated() throws {
         let still = try Corpus.data("sdwebimage/TestImageStatic.webp")
         let half = try coder.decode(still.prefix(still.count / 2), options: ImageDecodingOptions())
@@ -135,7 +135,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func bitFlipsGiveTypedErrorsOrImages() throws {
         var rng = SeededRandom(seed: 77)
         for path in ["pillow/transparent.webp", "pillow/iss634.webp", "sdwebimage/TestImageAnimated.webp", "libwebp/test.webp"] {
@@ -145,7 +145,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: libraryPresent))
+    @Test(.requires(.libwebp))
     func hugeCanvasIsRejectedBeforeDecoding() throws {
         // VP8X 16383x16383 canvas, animated, one ANMF holding a 1x1 lossless frame.
         let vp8l: [UInt8] = [0x2F, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]  // header only: never reached
@@ -164,7 +164,7 @@ import Testing
         #expect(throws: ImageDecodingError.self) { try coder.decode(Data("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8), options: ImageDecodingOptions()) }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func malformedAnimationsGiveCorruptErrors() throws {
         let original = [UInt8](try Corpus.data("pillow/iss634.webp"))
         let anmf = try #require((12..<original.count - 4).first { original[$0..<$0 + 4].elementsEqual("ANMF".utf8) })
@@ -186,7 +186,7 @@ import Testing
         #expect(throws: ImageDecodingError.truncated) { try coder.decode(Data(original[0..<anmf + 100]), options: ImageDecodingOptions()) }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func thePixelLimitGuardsOneCanvasNotTheFrames() throws {
         let data = try Corpus.data("pillow/iss634.webp")
         var options = ImageDecodingOptions()
@@ -197,7 +197,7 @@ import Testing
         #expect(throws: ImageDecodingError.tooLarge(width: 245, height: 245)) { try coder.decode(data, options: options) }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func stillImageSizeIsCheckedAgainstTheLimit() throws {
         var options = ImageDecodingOptions()
         options.maximumPixelCount = 1000
@@ -219,7 +219,7 @@ import Testing
         #expect(throws: ImageDecodingError.unsupportedFormat) { try decoder.append(header, isFinal: true) }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable && libraryPresent))
+    @Test(.requires(.corpus, .libwebp))
     func managerUsesTheCoderForBothPaths() throws {
         let manager = ImageCodersManager(coders: [WebPCoder()])
         let data = try Corpus.data("pillow/transparent.webp")

@@ -1,13 +1,13 @@
 import Decoding
 import Foundation
 import Testing
+import TestRequirements
 @testable import ImagedlCore
 
 /// `imagedl decode` dumps sRGB unless `--keep-color-profile`, and its JSON says what colour management did.
 @Suite(.serialized) struct DecodeColorProfileTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Support/DecoderFixtures/color_displayp3.png").path
-    static let lcmsPresent = ColorManagement.unavailableReason == nil
 
     private func run(_ arguments: [String]) throws -> (ExitCode, [String: Any], Data) {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("decode-color-\(UUID().uuidString).rgba")
@@ -21,7 +21,7 @@ import Testing
         return (status, object, try Data(contentsOf: out))
     }
 
-    @Test(.enabled(if: lcmsPresent))
+    @Test(.requires(.lcms2))
     func dumpsSRGBUnlessAskedToKeepTheProfile() throws {
         let (status, converted, pixels) = try run([Self.fixture])
         #expect(status == .success)

@@ -1,6 +1,7 @@
 import Decoding
 import Foundation
 import Testing
+import TestRequirements
 @testable import ImagedlCore
 
 @Suite struct DecodeJSONTests {
@@ -59,24 +60,15 @@ import Testing
         let expected: [String: (String, Int, Int, Int)] = [
             "bounce.gif": ("gif", 96, 64, 12), "photo.png": ("png", 240, 180, 1), "progressive.jpg": ("jpeg", 640, 480, 1),
         ]
-        func decodable(_ name: String) -> Bool {
-            guard let data = try? DemoSamples.data(named: name) else { return false }
-            return ImageCodersManager.shared.coders.contains { $0.canDecode(data) }
-        }
         for object in objects {
             let file = try #require(object["file"] as? String)
             let name = URL(fileURLWithPath: file).lastPathComponent
             let (format, width, height, frames) = try #require(expected[name])
             #expect(object["format"] as? String == format)
-            if decodable(name) {
-                #expect(object["error"] is NSNull, "\(name): \(object["error"] ?? "")")
-                #expect(object["width"] as? Int == width && object["height"] as? Int == height)
-                #expect(object["frames"] as? Int == frames)
-                #expect(object["orientation"] as? Int == 1)
-            } else {
-                // Coder not registered in this build: still one object naming the problem.
-                #expect((object["error"] as? String)?.hasPrefix("no \(format) decoder") == true)
-            }
+            #expect(object["error"] is NSNull, "\(name): \(object["error"] ?? "")")
+            #expect(object["width"] as? Int == width && object["height"] as? Int == height)
+            #expect(object["frames"] as? Int == frames)
+            #expect(object["orientation"] as? Int == 1)
         }
     }
 
@@ -105,8 +97,8 @@ import Testing
         #expect(lines.lines.first?.contains("incomplete") == true, "\(lines.lines)")
     }
 
-    @Test func wholeCorpusGivesValidJSONForEveryFile() throws {
-        guard let root = CorpusLocation.root else { return }
+    @Test(.requires(.corpus)) func wholeCorpusGivesValidJSONForEveryFile() throws {
+        let root = try #require(SharedCorpus.root)
         let (_, objects, lines) = try decodeJSON([root.path])
         #expect(objects.count == lines.count)
         #expect(objects.count > 200)
@@ -151,16 +143,4 @@ final class LineCollector: @unchecked Sendable {  // `lock` guards `storage`
     private var storage: [String] = []
     var lines: [String] { lock.withLock { storage } }
     func add(_ line: String) { lock.withLock { storage.append(line) } }
-}
-
-/// `../shared/corpus` beside the package (or `$OPERATIONDOWNLOADER_CORPUS`), when present.
-enum CorpusLocation {
-    static let root: URL? = {
-        let env = ProcessInfo.processInfo.environment["OPERATIONDOWNLOADER_CORPUS"]
-        let packageRoot = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidate = env.map { URL(fileURLWithPath: $0) }
-            ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
-        return FileManager.default.fileExists(atPath: candidate.appendingPathComponent("expected.json").path) ? candidate : nil
-    }()
 }

@@ -63,7 +63,6 @@ import Testing
         let server = try Self.server()
         defer { server.stop() }
         let gif = try DemoSamples.data(named: "bounce.gif")
-        guard ImageCodersManager.shared.coders.contains(where: { $0.canDecode(gif) }) else { return }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imagedl-out-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         var options = DownloadOptions()
@@ -77,9 +76,7 @@ import Testing
     @Test func writesDecodedPNGsWithPNGOption() throws {
         let server = try Self.server()
         defer { server.stop() }
-        let gif = try DemoSamples.data(named: "bounce.gif")
         let coders = ImageCodersManager.shared
-        guard coders.coders.contains(where: { $0.canDecode(gif) }), coders.coders.contains(where: { $0.canEncode(.png) }) else { return }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imagedl-png-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         var options = DownloadOptions()

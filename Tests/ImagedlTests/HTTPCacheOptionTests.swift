@@ -8,7 +8,6 @@ import Testing
 @Suite struct HTTPCacheOptionTests {
     @Test func secondRunIsServedFromTheHTTPCache() throws {
         let gif = try DemoSamples.data(named: "bounce.gif")
-        guard ImageCodersManager.shared.coders.contains(where: { $0.canDecode(gif) }) else { return }
         let server = try LoopbackHTTPServer(routes: [
             "/bounce.gif": .init(body: gif, contentType: "image/gif", cacheControl: "max-age=3600"),
         ])
@@ -71,7 +70,6 @@ import Testing
     /// from the folder and says so.
     @Test func staleAnswersAreReportedAsStale() throws {
         let gif = try DemoSamples.data(named: "bounce.gif")
-        guard ImageCodersManager.shared.coders.contains(where: { $0.canDecode(gif) }) else { return }
         // The demo server writes the Cache-Control value into the header block as given: an Age line rides along.
         let server = try LoopbackHTTPServer(routes: [
             "/stale.gif": .init(body: gif, contentType: "image/gif", cacheControl: "max-age=60, stale-while-revalidate=3600\r\nAge: 120"),

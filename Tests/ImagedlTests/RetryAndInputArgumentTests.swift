@@ -22,7 +22,10 @@ import Testing
         #expect(downloader.configuration.retryPolicy.maximumDelay == 30)
         downloader.invalidate(cancelPendingOperations: true)
 
-        guard case .download(let plain) = try parse(["http://a.test/1.png"]) else { return }
+        guard case .download(let plain) = try parse(["http://a.test/1.png"]) else {
+            Issue.record("not a download")
+            return
+        }
         #expect(plain.retry == 0)
         let noRetries = try DownloadCommand(options: plain).makeDownloader()
         #expect(noRetries.configuration.retryPolicy == .never)
@@ -42,7 +45,10 @@ import Testing
             return
         }
         #expect(options.inputFile == "urls.txt" && options.urls.isEmpty && options.concurrency == 16 && options.json)
-        guard case .download(let stdin) = try parse(["--input=-", "http://a.test/first.png"]) else { return }
+        guard case .download(let stdin) = try parse(["--input=-", "http://a.test/first.png"]) else {
+            Issue.record("not a download")
+            return
+        }
         #expect(stdin.inputFile == "-")
         #expect(stdin.urls.map(\.absoluteString) == ["http://a.test/first.png"])
     }

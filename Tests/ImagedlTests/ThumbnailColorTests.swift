@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 import Decoding
 @testable import ImagedlCore
 
@@ -10,7 +11,7 @@ struct ThumbnailColorTests {
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Support/DecoderFixtures/color_adobergb.jpg")
 
-    @Test(.enabled(if: ColorManagement.unavailableReason == nil))
+    @Test(.requires(.lcms2))
     func thumbnailOfAnAdobeRGBPhotoIsConvertedToSRGB() throws {
         let data = try Data(contentsOf: Self.fixture)
         var options = ThumbnailOptions()

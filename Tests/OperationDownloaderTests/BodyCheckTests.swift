@@ -38,7 +38,7 @@ import Testing
 
     // MARK: - Truncation (point 5)
 
-    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"), arguments: TestTransports.all)
+    @Test(arguments: TestTransports.all)
     func aTruncatedJPEGIsBadImageDataNamingTheTruncation(_ transport: ImageDownloaderTransport) async {
         let (recorder, _) = await download(transport, "/images/baseline.jpg?truncate=30000")
         guard case .truncated(let received, let partial)? = recorder.badImageDataReason else {
@@ -51,7 +51,7 @@ import Testing
         #expect(recorder.final?.image == nil)
     }
 
-    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"), arguments: TestTransports.all)
+    @Test(arguments: TestTransports.all)
     func allowsIncompleteImagesDeliversTheTruncatedImageMarkedIncompleteAndNeverCachesIt(
         _ transport: ImageDownloaderTransport
     ) async throws {

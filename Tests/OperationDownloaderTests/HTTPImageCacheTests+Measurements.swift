@@ -74,27 +74,33 @@ extension HTTPImageCacheTests {
               + "counted usage \(usage) B (4 KiB blocks), allocated on disk \(allocated) B, write time \(String(format: "%.2f", writeSeconds)) s")
     }
 
-    @Test func hitLatencyFor30KBImage() throws {
+    /// A 30 KB hit (a typical thumbnail): both caches answer fresh with the stored bytes and `plan` serves them
+    /// with a generated Age; the memory layer keeps the body after the first read, a disk-only cache keeps none.
+    /// (How long such a hit takes is measured, not asserted: Docs/HTTPCache.md names the run of its figures.)
+    @Test func aHitOfA30KBImageIsKeptInTheMemoryLayerOnceRead() throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let url = "http://127.0.0.1:8080/latency.jpg"
+        let body = F.body(30, count: 30_000)
         let writer = HTTPImageCache(directory: dir.url)
-        try put(writer, url, F.body(30, count: 30_000), headers: F.headers(["Cache-Control": "max-age=600"]))
+        try put(writer, url, body, headers: F.headers(["Cache-Control": "max-age=600"]))
         let memoryCache = HTTPImageCache(directory: dir.url)
         let diskOnly = HTTPImageCache(directory: dir.url, memoryCapacity: 0)
-        _ = memoryCache.lookup(for: F.request(url))
-        func median(_ cache: HTTPImageCache, plan: Bool = false) -> Double {
-            var samples: [Double] = []
-            for _ in 0..<200 {
-                let start = DispatchTime.now().uptimeNanoseconds
-                // plan: what a download pays (the lookup plus the served response with its generated Age).
-                if plan { _ = cache.plan(for: F.request(url), useURLCache: true) } else { _ = cache.lookup(for: F.request(url)) }
-                samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
+        let now = t0.addingTimeInterval(30)  // stored at t0 with max-age=600: fresh
+        #expect(memoryCache.currentMemoryUsage == 0)
+        for cache in [memoryCache, diskOnly] {
+            guard case .fresh(let stored) = cache.lookup(for: F.request(url), now: now) else {
+                Issue.record("not a fresh hit (memory capacity \(cache.memoryCapacity))")
+                continue
             }
-            return samples.sorted()[samples.count / 2]
+            #expect(stored.data == body)
+            guard case .serveFromCache(let served) = cache.plan(for: F.request(url), useURLCache: true, now: now) else {
+                Issue.record("not served from the cache (memory capacity \(cache.memoryCapacity))")
+                continue
+            }
+            #expect(served.data == body)
+            #expect(served.response.value(forHTTPHeaderField: "Age") != nil)
         }
-        print("HTTPImageCache 30 KB hit: memory layer median \(String(format: "%.1f", median(memoryCache))) µs, "
-              + "disk median \(String(format: "%.1f", median(diskOnly))) µs; "
-              + "plan (lookup + served response) memory \(String(format: "%.1f", median(memoryCache, plan: true))) µs, "
-              + "disk \(String(format: "%.1f", median(diskOnly, plan: true))) µs")
+        #expect(memoryCache.currentMemoryUsage >= body.count)
+        #expect(diskOnly.currentMemoryUsage == 0)
     }
 }

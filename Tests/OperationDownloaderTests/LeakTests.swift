@@ -14,7 +14,7 @@ import Testing
 @Suite struct LeakTests {
     let server = FixtureServer.shared
 
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the real PNG coder for progressive decoding"))
+    @Test
     func nothingSurvivesAStressRun() async throws {
         let registry = WeakRegistry()
         do {
@@ -90,7 +90,8 @@ import Testing
         let after = ProcessMemory.residentBytes()
         let mib = 1024 * 1024
         print("LeakTests RSS: baseline \(baseline / mib) MiB, peak \(peak / mib) MiB, after \(after / mib) MiB")
-        #expect(after - baseline < 48 * mib, "RSS baseline \(baseline / mib) MiB, after \(after / mib) MiB")
+        // Docs/Reliability.md: within 16 MiB of the baseline (measured +3 to +6 MiB; it allowed 48 MiB).
+        #expect(after - baseline < 16 * mib, "RSS baseline \(baseline / mib) MiB, after \(after / mib) MiB")
     }
 
     /// `count` downloads: image.png (decoded, a third progressive), errors, drips cancelled midway, coalesced

@@ -251,7 +251,7 @@ import Testing
         let tag = newTag()
         let operation = ImageDownloaderOperation(
             request: URLRequest(url: server.url("/images/tiny.png?tag=\(tag)")), session: nil, options: [],
-            context: ImageDownloaderContext(codersManager: TestCoders.hasRealPNG ? .shared : TestCoders.manager))
+            context: ImageDownloaderContext(codersManager: .shared))
         let recorder = DownloadRecorder()
         #expect(operation.addHandlers(forProgress: recorder.progress, completed: recorder.completed) != nil)
         let queue = OperationQueue()

@@ -30,7 +30,7 @@ import Testing
     }
 
     /// A debug-build decode of a large image used to fail a healthy download as a network timeout (issue 12).
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
+    @Test
     func aCompletionBeforeTheTimeoutWinsEvenWhileDecodingTakesLonger() async throws {
         let coder = try #require(BlockingCoder.wrapping(fixture: "image.png"))
         let harness = ScriptedHarness {
@@ -89,7 +89,7 @@ import Testing
         #expect(zip(list, list.dropFirst()).allSatisfy { $0.0 <= $1.0 })
     }
 
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"))
+    @Test
     func progressivePartialsArriveAsTheBytesDoAndTheFinalEqualsAOneShotDecode() async throws {
         let adam7 = ScriptedHarness.fixture("adam7.png")
         let harness = ScriptedHarness { $0.progressiveDecodingInterval = 0 }

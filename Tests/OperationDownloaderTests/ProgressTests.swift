@@ -140,7 +140,7 @@ import Testing
         #expect(recorder.final?.image?.width == 160)
     }
 
-    @Test(.enabled(if: TestCoders.hasRealJPEG, "needs the JPEG coder"), arguments: TestTransports.all)
+    @Test(arguments: TestTransports.all)
     func progressiveJPEGFinalEqualsOneShotDecode(_ transport: ImageDownloaderTransport) async throws {
         let (downloader, queue) = makeDownloader(transport) {
             $0.codersManager = .shared
@@ -162,7 +162,7 @@ import Testing
         #expect(recorder.partials.allSatisfy { $0.isIncomplete })
     }
 
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"), arguments: TestTransports.all)
+    @Test(arguments: TestTransports.all)
     func interlacedPNGFinalEqualsOneShotDecode(_ transport: ImageDownloaderTransport) async throws {
         let (downloader, queue) = makeDownloader(transport) {
             $0.codersManager = .shared

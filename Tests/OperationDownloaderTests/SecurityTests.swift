@@ -5,15 +5,12 @@ import FoundationNetworking
 import Decoding
 import OperationDownloader
 import Testing
+import TestRequirements
 
 /// Security properties: TLS fails closed, credentials stay with their host, decompression bombs are refused
 /// before their pixels are allocated, and only http(s) and data: URLs are ever requested.
 @Suite struct SecurityTests {
     let server = FixtureServer.shared
-
-    static let hasOpenSSL: Bool = {
-        ["/usr/bin/openssl", "/bin/openssl", "/usr/local/bin/openssl"].contains { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
 
     private static func encoded(_ value: String) -> String {
         value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
@@ -24,7 +21,7 @@ import Testing
     /// A self-signed certificate is rejected: a typed network error, never an image. With
     /// `.allowInvalidSSLCertificates`, URLSession on Linux (no per-request trust override) fails saying the
     /// platform cannot do it; the curl transport skips verification for that request and gets the image.
-    @Test(.enabled(if: hasOpenSSL, "needs openssl to make a self-signed certificate"), arguments: TestTransports.all)
+    @Test(.requires(.openssl), arguments: TestTransports.all)
     func selfSignedServerIsRejected(_ transport: ImageDownloaderTransport) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -13,7 +13,7 @@ import Testing
 
     private static let thumbnail = ImageDownloaderContext(thumbnailPixelSize: CGSize(width: 40, height: 40))
 
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"), arguments: TestTransports.all)
+    @Test(arguments: TestTransports.all)
     func callersWithDifferentThumbnailsShareOneRequestAndEachGetTheirOwnDecode(
         _ transport: ImageDownloaderTransport
     ) async throws {
@@ -126,7 +126,7 @@ import Testing
 
     /// Progressive loads with two decoding variants: one incremental decoder per variant (fed from the bytes
     /// received so far when the second joins), partial images of each caller's own size, transformed.
-    @Test(.enabled(if: TestCoders.hasRealPNG, "needs the PNG coder"), arguments: TestTransports.all)
+    @Test(arguments: TestTransports.all)
     func progressiveLoadsDecodeEachVariantIncrementally(_ transport: ImageDownloaderTransport) async throws {
         let coder = try #require(CountingCoder.wrapping(fixture: "adam7.png"))
         let (downloader, queue) = makeDownloader(transport) {

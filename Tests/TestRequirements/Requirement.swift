@@ -50,16 +50,24 @@ public struct Requirement: Sendable, CustomStringConvertible {
     /// else cancels (skips) it. Returns normally when everything is here.
     public static func check(_ requirements: Requirement..., sourceLocation: SourceLocation = #_sourceLocation) throws {
         guard let message = missingMessage(requirements) else { return }
-        if requireAll {
-            Issue.record(Comment(rawValue: "required by OD_REQUIRE_ALL: " + message), sourceLocation: sourceLocation)
-            throw RequirementMissing(message: message)
-        }
+        // Thrown, the error is the test's one issue ("Caught error: required by OD_REQUIRE_ALL: …").
+        if requireAll { throw RequirementMissing(message: message) }
         try Test.cancel(Comment(rawValue: "skipped: " + message), sourceLocation: sourceLocation)
+    }
+
+    /// For a helper that cannot throw (say, the factory every end-to-end case calls with its transport), on a
+    /// case that `shouldRun` kept: records a failure naming what is missing (which, outside require-all mode,
+    /// `shouldRun` has already kept from running). Returns whether everything is here.
+    @discardableResult
+    public static func recordIfMissing(_ requirements: Requirement..., sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        guard let message = missingMessage(requirements) else { return true }
+        Issue.record(Comment(rawValue: RequirementMissing(message: message).description), sourceLocation: sourceLocation)
+        return false
     }
 }
 
-/// Thrown by `Requirement.check` after it recorded the failure, to end the test body.
+/// Thrown by `Requirement.check` in require-all mode: the failure of the test, naming what is missing.
 public struct RequirementMissing: Error, CustomStringConvertible {
     public let message: String
-    public var description: String { "missing: \(message)" }
+    public var description: String { "required by OD_REQUIRE_ALL: " + message }
 }

@@ -7,6 +7,10 @@ extension Requirement {
     public static let libwebp = Requirement("libwebp", install: "apt-get install libwebp7 libwebpdemux2 libwebpmux3") {
         WebPCoder().unavailableReason
     }
+    /// libwebp's encoder (WebPEncodeRGBA and friends), for the tests that write WebP.
+    public static let webpEncoder = Requirement("libwebp encoder", install: "apt-get install libwebp7") {
+        WebPCoder().encoderUnavailableReason
+    }
     public static let libheif = Requirement("libheif", install: "apt-get install libheif1") {
         HEIFCoder().unavailableReason
     }

@@ -30,6 +30,15 @@ struct Cost {
     var cpu: Double
 }
 
+/// What a client running in a child process cost, two ways. `own`: what the child timed itself around its
+/// downloads (start-up excluded; nil for a tool such as curl, which cannot time itself). `process`: its whole
+/// process from spawn to exit (wait4: start-up included), the one way every client, curl too, can be timed.
+/// A ratio against curl compares `process` figures on both sides; ratios among the Swift clients compare `own`.
+struct ChildCost {
+    var own: Cost?
+    var process: Cost
+}
+
 /// Runs `body` on the calling thread and returns its wall and thread-CPU cost.
 func measureOnThread<T>(_ body: () throws -> T) rethrows -> (T, Cost) {
     let wall0 = Clock.wall()

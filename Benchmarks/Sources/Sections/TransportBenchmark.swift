@@ -18,18 +18,16 @@ struct TransportBenchmark {
         for endpoint in TransportEndpoint.all(context) {
             try measure(endpoint, count: count, rounds: rounds, curlAvailable: curlAvailable)
         }
-        context.report.note(Self.section, "\(count) JPEGs of \(context.fixtures.smallMeanBytes(format: "jpg")) bytes per round, 6 at a time, \(rounds) rounds (+1 warm-up); curl's figures are its whole process, the Swift clients time their downloads themselves. Over HTTPS every client verifies nginx's certificate (a CA made by run.sh: `--cacert` for curl, `tls.caFile` for the curl transport, added to the system bundle in a private mount namespace for URLSession).")
+        context.report.note(Self.section, "\(count) JPEGs of \(context.fixtures.smallMeanBytes(format: "jpg")) bytes per round, 6 at a time, \(rounds) rounds (+1 warm-up). The Swift clients time their downloads themselves (start-up excluded) and their ratios to each other use those times; curl cannot, so its figures are its whole process (start-up included) and every ratio to curl compares whole processes on both sides. A client that crashes in a round is counted (its rows then come from the rounds it finished). Over HTTPS every client verifies nginx's certificate (a CA made by run.sh: `--cacert` for curl, `tls.caFile` for the curl transport, added to the system bundle in a private mount namespace for URLSession).")
     }
 
     private func measure(_ endpoint: TransportEndpoint, count: Int, rounds: Int, curlAvailable: Bool) throws {
         var clients = TransportClient.allCases.filter { $0 != .curl || curlAvailable }
-        var wall: [TransportClient: Samples] = [:]
-        var cpu: [TransportClient: Samples] = [:]
-        var unavailable: [TransportClient: String] = [:]
+        var figures = Figures(rounds: rounds)
         for client in clients {
-            if let reason = endpoint.unavailableReason(client) { unavailable[client] = reason }
+            if let reason = endpoint.unavailableReason(client) { figures.unavailable[client] = reason }
         }
-        clients.removeAll { unavailable[$0] != nil }
+        clients.removeAll { figures.unavailable[$0] != nil }
         context.log("transports (\(endpoint.name)): \(count) images × \(rounds) rounds (+1 warm-up)")
         for round in 0...rounds {
             let order = Array(clients[(round % clients.count)...] + clients[..<(round % clients.count)])
@@ -39,37 +37,70 @@ struct TransportBenchmark {
                     run = try TransportRun.run(endpoint.command(client, count: count, context: context), client: client)
                 } catch let failure as TransportRun.Crash where client.needsSystemTrust {
                     // corelibs URLSession crashes now and then over HTTP/2 (a platform bug, Docs/Transports.md):
-                    // that client is not measured; a crash of anything else is an error of the run.
-                    run = .unavailable("crashed in round \(round) (\(failure))")
+                    // counted and reported beside that client's figures; a crash of anything else ends the run.
+                    figures.crashes[client, default: []].append("round \(round): \(failure)")
+                    continue
                 }
                 switch run {
                 case .measured(let cost) where round > 0:
-                    wall[client, default: Samples()].add(cost.wall)
-                    cpu[client, default: Samples()].add(cost.cpu)
+                    figures.costs[client, default: [:]][round] = cost
                 case .measured:
                     break  // round 0 warms up nginx, the page cache and the code
                 case .unavailable(let reason):
-                    unavailable[client] = reason
+                    figures.unavailable[client] = reason
                     clients.removeAll { $0 == client }
                 }
             }
         }
-        report(endpoint, count: count, wall: wall, cpu: cpu, unavailable: unavailable, curlAvailable: curlAvailable)
+        report(endpoint, count: count, figures)
     }
 
-    private func report(
-        _ endpoint: TransportEndpoint, count: Int, wall: [TransportClient: Samples], cpu: [TransportClient: Samples],
-        unavailable: [TransportClient: String], curlAvailable: Bool
-    ) {
+    /// What the rounds of one endpoint gave, per client and round (a round a client crashed in has no cost,
+    /// so ratios pair only the rounds both clients finished).
+    private struct Figures {
+        let rounds: Int
+        var costs: [TransportClient: [Int: ChildCost]] = [:]
+        /// The rounds (warm-up included) in which the client crashed, with the signal.
+        var crashes: [TransportClient: [String]] = [:]
+        var unavailable: [TransportClient: String] = [:]
+
+        /// The client's own timing (curl: its whole process), or its whole process, round by round.
+        func series(_ client: TransportClient, process: Bool = false, _ value: (Cost) -> Double) -> [Int: Double] {
+            (costs[client] ?? [:]).mapValues { value(process ? $0.process : ($0.own ?? $0.process)) }
+        }
+
+        func samples(_ series: [Int: Double]) -> Samples { Samples(series.keys.sorted().compactMap { series[$0] }) }
+
+        /// a[round] / b[round] over the rounds both have.
+        func ratios(_ a: [Int: Double], _ b: [Int: Double]) -> Samples {
+            Samples(a.keys.sorted().compactMap { round -> Double? in
+                guard let numerator = a[round], let denominator = b[round], denominator != 0 else { return nil }
+                return numerator / denominator
+            })
+        }
+    }
+
+    private func report(_ endpoint: TransportEndpoint, count: Int, _ figures: Figures) {
         let report = context.report
         let s = Self.section
         let x = endpoint.keySuffix
         let over = endpoint.keySuffix.isEmpty ? "" : " (\(endpoint.name))"
-        func rate(_ client: TransportClient) -> Samples { (wall[client] ?? Samples()).map { Double(count) / $0 } }
-        func cpuMs(_ client: TransportClient) -> Samples { (cpu[client] ?? Samples()).map { $0 * 1000 / Double(count) } }
-        func measured(_ client: TransportClient) -> Bool { wall[client]?.count ?? 0 > 0 }
+        let rounds = figures.rounds
+        let (crashes, unavailable) = (figures.crashes, figures.unavailable)
+        // Requests per second, round by round: the client's own timing, or its whole process.
+        func rates(_ client: TransportClient, process: Bool = false) -> [Int: Double] {
+            figures.series(client, process: process) { Double(count) / $0.wall }
+        }
+        func rate(_ client: TransportClient) -> Samples { figures.samples(rates(client)) }
+        func processRate(_ client: TransportClient) -> Samples { figures.samples(rates(client, process: true)) }
+        func cpuMs(_ client: TransportClient) -> Samples { figures.samples(figures.series(client) { $0.cpu * 1000 / Double(count) }) }
+        func ratio(_ a: TransportClient, _ b: TransportClient, process: Bool = false) -> Samples {
+            figures.ratios(rates(a, process: process), rates(b, process: process))
+        }
+        func measured(_ client: TransportClient) -> Bool { !(figures.costs[client] ?? [:]).isEmpty }
         func skip(_ key: String, _ client: TransportClient) {
-            report.skip(key, reason: unavailable[client].map { "not measured: \($0)" }
+            let crashed = crashes[client].map { "crashed in every round (\($0.count) of \(rounds + 1): \($0.first ?? ""))" }
+            report.skip(key, reason: unavailable[client].map { "not measured: \($0)" } ?? crashed
                 ?? (client == .curl ? "curl not installed" : "not measured"))
         }
 
@@ -80,26 +111,35 @@ struct TransportBenchmark {
                 report.detail(key, section: s, label: "\(client.label)\(over)", unit: "req/s", rate(client))
                 report.detail("transports_\(client.rawValue)_cpu_ms_per_download\(x)", section: s,
                               label: "\(client.label)\(over), CPU per download", unit: "ms", cpuMs(client))
+                if client != .curl {
+                    report.detail("transports_\(client.rawValue)_process_req_per_s\(x)", section: s,
+                                  label: "\(client.label)\(over), whole process (start-up included, as curl)", unit: "req/s", processRate(client))
+                }
             } else {
                 skip(key, client)
+            }
+            if let crashed = crashes[client] {
+                report.detail("transports_\(client.rawValue)_crashed_rounds\(x)", section: s,
+                              label: "\(client.label)\(over): rounds that crashed, of \(rounds + 1)", unit: "rounds", Samples([Double(crashed.count)]))
+                report.note(s, "\(client.label)\(over) crashed in \(crashed.count) of \(rounds + 1) rounds (\(crashed.joined(separator: "; "))); its figures are from the other rounds.")
             }
         }
         if measured(.curlTransport) {
             report.headline("curl_transport_cpu_ms_per_download\(x)", section: s, label: "bare curl transport CPU per download\(over)", unit: "ms", cpuMs(.curlTransport))
             if measured(.urlSession) {
-                report.detail("curl_transport_ratio_vs_urlsession\(x)", section: s, label: "bare curl transport req/s ÷ raw URLSession req/s\(over)", unit: "×", ratios(rate(.curlTransport), rate(.urlSession)))
+                report.detail("curl_transport_ratio_vs_urlsession\(x)", section: s, label: "bare curl transport req/s ÷ raw URLSession req/s\(over)", unit: "×", ratio(.curlTransport, .urlSession))
             }
         }
         if measured(.curlTransport) && measured(.curl) {
-            report.headline("curl_transport_ratio_vs_curl\(x)", section: s, label: "bare curl transport req/s ÷ curl req/s\(over)", unit: "×", ratios(rate(.curlTransport), rate(.curl)))
+            report.headline("curl_transport_ratio_vs_curl\(x)", section: s, label: "bare curl transport req/s ÷ curl req/s, whole processes\(over)", unit: "×", ratio(.curlTransport, .curl, process: true))
         } else {
             skip("curl_transport_ratio_vs_curl\(x)", measured(.curlTransport) ? .curl : .curlTransport)
         }
         if measured(.downloaderCurl) && measured(.curl) {
-            report.headline("downloader_curl_ratio_vs_curl\(x)", section: s, label: "ImageDownloader on curl req/s ÷ curl req/s (goal ≥ 0.8)\(over)", unit: "×", ratios(rate(.downloaderCurl), rate(.curl)))
+            report.headline("downloader_curl_ratio_vs_curl\(x)", section: s, label: "ImageDownloader on curl req/s ÷ curl req/s, whole processes (goal ≥ 0.8)\(over)", unit: "×", ratio(.downloaderCurl, .curl, process: true))
             report.detail("downloader_curl_cpu_ms_per_download\(x)", section: s, label: "ImageDownloader on curl, CPU per download\(over)", unit: "ms", cpuMs(.downloaderCurl))
             if measured(.downloaderURLSession) {
-                report.detail("downloader_curl_ratio_vs_downloader_urlsession\(x)", section: s, label: "ImageDownloader on curl req/s ÷ on URLSession req/s\(over)", unit: "×", ratios(rate(.downloaderCurl), rate(.downloaderURLSession)))
+                report.detail("downloader_curl_ratio_vs_downloader_urlsession\(x)", section: s, label: "ImageDownloader on curl req/s ÷ on URLSession req/s\(over)", unit: "×", ratio(.downloaderCurl, .downloaderURLSession))
             }
         } else {
             skip("downloader_curl_ratio_vs_curl\(x)", measured(.downloaderCurl) ? .curl : .downloaderCurl)

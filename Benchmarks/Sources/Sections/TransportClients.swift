@@ -90,7 +90,7 @@ struct TransportEndpoint {
 
 /// One child run of a transport client: its cost, or why it could not run.
 enum TransportRun {
-    case measured(Cost)
+    case measured(ChildCost)
     /// The client cannot run here (exit 4: e.g. the downloader on curl before it is wired); not a failure.
     case unavailable(String)
 
@@ -100,8 +100,8 @@ enum TransportRun {
         var description: String { "exit \(status): signal \(status - 128)" }
     }
 
-    /// Runs `command` (made by `TransportEndpoint.command` for `client`). curl's figures are its whole
-    /// process (wait4 rusage); a Swift client times its downloads itself, without start-up.
+    /// Runs `command` (made by `TransportEndpoint.command` for `client`): curl's cost is its whole process
+    /// (wait4 rusage); a Swift client's is both its own timing of the downloads and its whole process.
     static func run(_ command: [String], client: TransportClient) throws -> TransportRun {
         struct Report: Decodable {
             var seconds: Double?
@@ -111,7 +111,7 @@ enum TransportRun {
         let outcome = try ChildProcess.run(command, captureOutput: client != .curl)
         if client == .curl {
             guard outcome.status == 0 else { throw BenchmarkError.tool("curl exited with \(outcome.status)") }
-            return .measured(outcome.cost)
+            return .measured(ChildCost(own: nil, process: outcome.cost))
         }
         let line = outcome.output.split(separator: "\n").last.map(String.init) ?? ""
         let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8))
@@ -120,6 +120,6 @@ enum TransportRun {
         guard outcome.status == 0, let report, let seconds = report.seconds, let cpu = report.cpu_seconds else {
             throw BenchmarkError.failed("\(client.rawValue): exit \(outcome.status): \(line)")
         }
-        return .measured(Cost(wall: seconds, cpu: cpu))
+        return .measured(ChildCost(own: Cost(wall: seconds, cpu: cpu), process: outcome.cost))
     }
 }

@@ -29,6 +29,7 @@ struct TransportInstructionsBenchmark {
         for endpoint in TransportEndpoint.all(context) {
             var perDownload: [TransportClient: Samples] = [:]
             var unavailable: [TransportClient: String] = [:]
+            var crashes: [TransportClient: [String]] = [:]
             for client in clients {
                 if let reason = endpoint.unavailableReason(client) { unavailable[client] = reason }
             }
@@ -36,17 +37,20 @@ struct TransportInstructionsBenchmark {
                 for client in clients where unavailable[client] == nil {
                     switch try perDownloadInstructions(client, endpoint: endpoint, context: strippedContext, small: small, large: large) {
                     case .success(let value): perDownload[client, default: Samples()].add(value)
+                    case .failure(let reason) where reason.crashed: crashes[client, default: []].append(reason.text)
                     case .failure(let reason): unavailable[client] = reason.text
                     }
                 }
             }
-            report(endpoint, perDownload: perDownload, unavailable: unavailable)
+            report(endpoint, perDownload: perDownload, unavailable: unavailable, crashes: crashes, rounds: rounds)
         }
         context.report.note(Self.section, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads; \(rounds) round(s); curl as `curl --parallel --parallel-max 6 -K <urls>`.")
     }
 
     private struct Unavailable: Error {
         let text: String
+        /// A crash of the client (counted per round and reported), not a client that cannot run here.
+        var crashed = false
     }
 
     private func perDownloadInstructions(
@@ -64,8 +68,8 @@ struct TransportInstructionsBenchmark {
                 return .failure(Unavailable(text: outcome.output.split(separator: "\n").last.map(String.init) ?? "unavailable"))
             }
             if outcome.status > 128, client.needsSystemTrust {
-                // corelibs URLSession's occasional HTTP/2 crash (see TransportBenchmark): not measured.
-                return .failure(Unavailable(text: "crashed: exit \(outcome.status)"))
+                // corelibs URLSession's occasional HTTP/2 crash (see TransportBenchmark): counted and reported.
+                return .failure(Unavailable(text: "exit \(outcome.status): signal \(outcome.status - 128)", crashed: true))
             }
             guard outcome.status == 0 else {
                 throw BenchmarkError.tool("callgrind \(client.rawValue)\(endpoint.keySuffix) exited with \(outcome.status): \(outcome.output.suffix(300))")
@@ -88,7 +92,10 @@ struct TransportInstructionsBenchmark {
         throw BenchmarkError.failed("callgrind output without a summary line")
     }
 
-    private func report(_ endpoint: TransportEndpoint, perDownload: [TransportClient: Samples], unavailable: [TransportClient: String]) {
+    private func report(
+        _ endpoint: TransportEndpoint, perDownload: [TransportClient: Samples], unavailable: [TransportClient: String],
+        crashes: [TransportClient: [String]], rounds: Int
+    ) {
         let report = context.report
         let s = Self.section
         let x = endpoint.keySuffix
@@ -98,7 +105,14 @@ struct TransportInstructionsBenchmark {
             return found
         }
         func skip(_ key: String, _ client: TransportClient) {
-            report.skip(key, reason: unavailable[client].map { "not measured: \($0)" } ?? "not measured")
+            let crashed = crashes[client].map { "crashed in every round (\($0.count) of \(rounds): \($0.first ?? ""))" }
+            report.skip(key, reason: unavailable[client].map { "not measured: \($0)" } ?? crashed ?? "not measured")
+        }
+        for (client, crashed) in crashes.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            report.detail("transports_\(client.rawValue)_instructions_crashed_rounds\(x)", section: s,
+                          label: "\(client.label)\(over) under callgrind: rounds that crashed, of \(rounds)", unit: "rounds",
+                          Samples([Double(crashed.count)]))
+            report.note(s, "\(client.label)\(over) crashed under callgrind in \(crashed.count) of \(rounds) rounds (\(crashed.joined(separator: "; "))).")
         }
         let keys: [(TransportClient, String)] = [
             (.curl, "curl_instructions_per_download"), (.curlTransport, "curl_transport_instructions_per_download"),

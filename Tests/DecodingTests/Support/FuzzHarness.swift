@@ -60,7 +60,10 @@ func fuzzIncremental(_ decoder: any IncrementalImageDecoder, _ data: Data, _ has
     _ = decoder.currentImage()
 }
 
-func fuzzOne(_ data: Data, hash: UInt64, target: FuzzTarget) {
+/// Runs one input through `target` and returns the harness's invariants it broke (empty: none). The fuzzer
+/// traps on a broken invariant (a finding); the regression test records it as the failure of that one input.
+/// A trap inside the code under test (overflow, bounds) is a finding too.
+func fuzzOne(_ data: Data, hash: UInt64, target: FuzzTarget) -> [String] {
     let options = fuzzOptions(hash)
     switch target {
     case .exif:
@@ -68,26 +71,29 @@ func fuzzOne(_ data: Data, hash: UInt64, target: FuzzTarget) {
     case .sniff:
         _ = ImageFormat(sniffing: data)
     case .icc:
-        fuzzICCProfile(data, hash: hash)
+        return fuzzICCProfile(data, hash: hash)
     case .any:
         let manager = ImageCodersManager.shared
         _ = try? manager.decode(data, options: options)
         if let decoder = manager.incrementalDecoder(for: data, options: options) { fuzzIncremental(decoder, data, hash) }
     default:
-        guard let coder = target.coder else { return }
+        guard let coder = target.coder else { return [] }
         _ = try? coder.decode(data, options: options)
         if let progressive = coder as? any ProgressiveImageCoder, progressive.canIncrementallyDecode(data) {
             fuzzIncremental(progressive.makeIncrementalDecoder(options: options), data, hash)
         }
     }
+    return []
 }
 
 /// A hostile ICC profile on a small RGBA image: lcms2 must either convert or refuse, and the image must come
-/// back the same size, with a reason when it is left unconverted. A violation traps: that is a finding.
-func fuzzICCProfile(_ data: Data, hash: UInt64) {
+/// back the same size, with a reason when it is left unconverted.
+func fuzzICCProfile(_ data: Data, hash: UInt64) -> [String] {
     let pixels = (0..<(16 * 8 * 4)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ Int(hash & 0xFF)) }
     var image = DecodedImage(width: 16, height: 8, pixels: pixels, format: .png, iccProfile: data)
     ColorManagement.convertToSRGB(&image)
-    precondition(image.pixels.count == pixels.count, "colour management changed the pixel count")
-    if case .notConverted(let reason) = image.colorState { precondition(!reason.isEmpty, "no reason given") }
+    var broken: [String] = []
+    if image.pixels.count != pixels.count { broken.append("colour management changed the pixel count") }
+    if case .notConverted(let reason) = image.colorState, reason.isEmpty { broken.append("left unconverted without a reason") }
+    return broken
 }

@@ -4,10 +4,11 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// suspendReading()/resumeReading(): a consumer that falls behind pauses the transfer (libcurl stops
 /// reading the socket), so memory stays bounded however large the body.
-@Suite(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+@Suite(.requires(.libcurl))
 struct CurlBackpressureTests {
     let server = FixtureServer.shared
 

@@ -4,10 +4,11 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// Connections: the per-host cap holds (counted at the server), keep-alive, libcurl's silent re-send on a
 /// dead kept-alive connection is reported, priorities order waiting transfers, IPv6 literal hosts, proxies.
-@Suite(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+@Suite(.requires(.libcurl))
 struct CurlConnectionTests {
     let server = FixtureServer.shared
 
@@ -75,15 +76,8 @@ struct CurlConnectionTests {
         #expect(order == ["blocker", "raised", "high", "normal", "low"])
     }
 
-    @Test func ipv6LiteralHost() async throws {
-        let ipv6: LaunchedFixtureServer
-        do {
-            ipv6 = try LaunchedFixtureServer(arguments: ["--host", "::1"], host: "[::1]")
-        } catch {
-            // A machine without IPv6 loopback cannot bind ::1; nothing to test there.
-            withKnownIssue("no IPv6 loopback here: \(error)") { throw error }
-            return
-        }
+    @Test(.requires(.ipv6Loopback)) func ipv6LiteralHost() async throws {
+        let ipv6 = try LaunchedFixtureServer(arguments: ["--host", "::1"], host: "[::1]")
         defer { ipv6.stop() }
         let harness = CurlHarness()
         defer { harness.invalidate() }

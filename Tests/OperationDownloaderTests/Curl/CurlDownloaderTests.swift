@@ -4,10 +4,11 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// The downloader on the curl transport (issue 15): what only curl can do, end to end through the operation
 /// (the suites parametrised over `TestTransports` cover the shared semantics on both transports).
-@Suite(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+@Suite(.requires(.libcurl))
 struct CurlDownloaderTests {
     let server = FixtureServer.shared
 
@@ -43,14 +44,8 @@ struct CurlDownloaderTests {
     }
 
     /// An IPv6 literal host (URLSession on Linux refuses it: RequestRefusalTests).
-    @Test func ipv6LiteralHost() async throws {
-        let ipv6: LaunchedFixtureServer
-        do {
-            ipv6 = try LaunchedFixtureServer(arguments: ["--host", "::1"], host: "[::1]")
-        } catch {
-            withKnownIssue("no IPv6 loopback here: \(error)") { throw error }
-            return
-        }
+    @Test(.requires(.ipv6Loopback)) func ipv6LiteralHost() async throws {
+        let ipv6 = try LaunchedFixtureServer(arguments: ["--host", "::1"], host: "[::1]")
         defer { ipv6.stop() }
         let (downloader, _) = makeDownloader(.curl)
         let result = try await downloader.image(for: ipv6.url("/images/tiny.png?tag=\(newTag())"))

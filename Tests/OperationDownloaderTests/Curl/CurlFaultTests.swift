@@ -5,9 +5,10 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// Broken servers give the right `URLError` through the curl transport, and the transport keeps working.
-@Suite(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+@Suite(.requires(.libcurl))
 struct CurlFaultTests {
     let server = FixtureServer.shared
 

@@ -4,11 +4,11 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// HTTP/2 over TLS against Debian's nginx (`OD_NGINX`, set by .ci/run after unpacking the package): many
 /// transfers to one host share ONE connection.
-@Suite(.enabled(if: curlIsAvailable && TestCertificates.hasOpenSSL && NginxServer.binary != nil,
-                "needs libcurl.so.4, openssl and OD_NGINX (set by .ci/run)"))
+@Suite(.requires(.libcurl, .openssl, .nginx))
 struct CurlHTTP2Tests {
     @Test func manyTransfersMultiplexOverOneConnection() async throws {
         let certificates = try TestCertificates.shared.get()

@@ -4,12 +4,13 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// Loading libcurl, and the transport's life: unavailable library, invalidation with and without cancelling.
 @Suite struct CurlLifecycleTests {
     let server = FixtureServer.shared
 
-    @Test(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+    @Test(.requires(.libcurl))
     func libraryVersionAndFeatures() throws {
         let info = try CurlAvailability.library.get()
         #expect(info.versionNumber >= 0x07_50_00)
@@ -45,7 +46,7 @@ import Testing
     }
 
     /// Invalidating with cancellation ends running transfers at once (no event), and later transfers fail.
-    @Test(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+    @Test(.requires(.libcurl))
     func invalidateCancellingTransfers() async throws {
         let harness = CurlHarness()
         let tag = newTag()
@@ -64,7 +65,7 @@ import Testing
     }
 
     /// Invalidating without cancellation lets running transfers finish.
-    @Test(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+    @Test(.requires(.libcurl))
     func invalidateLettingTransfersFinish() async throws {
         let harness = CurlHarness()
         let tag = newTag()
@@ -80,7 +81,7 @@ import Testing
     }
 
     /// A transport released with a transfer running: the transfer still completes.
-    @Test(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+    @Test(.requires(.libcurl))
     func releasedTransportFinishesItsTransfers() async throws {
         let tag = newTag()
         let hold = "curl-release-\(tag)"
@@ -106,7 +107,7 @@ import Testing
     /// A request stopped by a cancel ends inside libcurl (CURLE_WRITE_ERROR) in the same pass that the cancel
     /// and a new transfer's start are handled: the new transfer gets the freed easy handle, and the old
     /// request's result must not end it (it did, with -1, before the driver handled commands first).
-    @Test(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+    @Test(.requires(.libcurl))
     func aCancelledRequestsResultNeverEndsTheTransferReusingItsHandle() async throws {
         let harness = CurlHarness()
         defer { harness.invalidate() }

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// A client that cancels its transfer from inside the response event and starts another one on the same
 /// transport (the operation does this when the HTTP cache refetches after a 304 that matches no stored
@@ -13,7 +14,7 @@ import Testing
 @Suite struct CurlRestartFromEventTests {
     let server = FixtureServer.shared
 
-    @Test(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+    @Test(.requires(.libcurl))
     func aTransferStartedFromTheResponseEventOfACancelledOneCompletes() async throws {
         let harness = CurlHarness()
         let tag = newTag()

@@ -4,11 +4,12 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// TLS through the curl transport against fixture servers with certificates the tests make: verified with
 /// the CA configured, refused (fails closed) without it or for a self-signed or misnamed server, accepted for
 /// one request with `allowsInvalidCertificates`, and refused on a public-key pin mismatch.
-@Suite(.enabled(if: curlIsAvailable && TestCertificates.hasOpenSSL, "needs libcurl.so.4 and openssl"))
+@Suite(.requires(.libcurl, .openssl))
 struct CurlTLSTests {
     /// The CA-signed server and the self-signed one, started once for the suite.
     static let servers: Result<(signed: LaunchedFixtureServer, selfSigned: LaunchedFixtureServer), any Error> = Result {

@@ -4,10 +4,11 @@ import FoundationNetworking
 #endif
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// The curl transport on its own, driven by a recording client against the fixture server: responses,
 /// bodies, redirects and challenges through the seam, cancel, and the size limit.
-@Suite(.enabled(if: curlIsAvailable, "libcurl.so.4 is not installed"))
+@Suite(.requires(.libcurl))
 struct CurlTransportTests {
     let server = FixtureServer.shared
 
@@ -237,10 +238,10 @@ struct CurlTransportTests {
         let client = RecordingTransferClient()
         let firstData = Completion()
         let cancelled = Completion()
-        client.onData = { transfer, _ in
+        client.onData = { [weak client] transfer, _ in  // weak: the client keeps this closure
             if fromEvent, !cancelled.isDone {
                 transfer.cancel()
-                client.noteCancelReturned()
+                client?.noteCancelReturned()
                 cancelled.signal()
             }
             firstData.signal()

@@ -2,6 +2,7 @@ import Foundation
 import Decoding
 @testable import OperationDownloader
 import Testing
+import TestRequirements
 
 /// Collects every callback of one download caller, for assertions.
 final class DownloadRecorder: @unchecked Sendable {  // `lock` guards every var
@@ -84,12 +85,13 @@ func makeDownloader(
     _ transport: ImageDownloaderTransport = .urlSession, monitor: DeadlineMonitor = .shared,
     _ adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in }
 ) -> (ImageDownloader, DispatchQueue) {
+    // A curl case kept by OD_REQUIRE_ALL on a machine without libcurl fails here, naming it.
+    if transport == .curl { Requirement.recordIfMissing(.libcurl) }
     let queue = DispatchQueue(label: "test.callbacks")
     var configuration = ImageDownloaderConfiguration()
     configuration.transport = transport
     configuration.callbackQueue = queue
-    // The real PNG coder when it is registered; the test double otherwise.
-    configuration.codersManager = TestCoders.hasRealPNG ? .shared : TestCoders.manager
+    configuration.codersManager = .shared
     // Far beyond any pause a held request sees: under TSan every test of the process starts at once on two
     // cores, and a held request has waited ~20 s for its test to come round to releasing it.
     configuration.downloadTimeout = 60

@@ -4,34 +4,15 @@ import Testing
 
 /// Coders for the downloader tests.
 ///
-/// The downloader is tested through `ImageCodersManager`'s pluggable coder API: when the package's real PNG
-/// and JPEG coders are registered (`ImageCodersManager.shared`), they decode; the test PNG coder below is
-/// added in front of them only for PNG, so results are the same whether or not the real coders have landed.
+/// The downloader is tested through `ImageCodersManager`'s pluggable coder API: the package's real coders
+/// (`ImageCodersManager.shared`; PNG and JPEG are always linked) decode, and tests that need to see every byte
+/// a decoder gets put the test PNG coder below in front of them.
 enum TestCoders {
-    /// The shared coders plus the test PNG coder (asked first).
-    static let manager: ImageCodersManager = {
-        let manager = ImageCodersManager(coders: ImageCodersManager.shared.coders)
-        manager.addCoder(HeaderPNGTestCoder.shared)
-        return manager
-    }()
-
     /// A manager with the shared coders plus `coder` asked first (a fresh coder isolates one test's decoders).
     static func manager(with coder: any ImageCoder) -> ImageCodersManager {
         let manager = ImageCodersManager(coders: ImageCodersManager.shared.coders)
         manager.addCoder(coder)
         return manager
-    }
-
-    /// Whether a real JPEG coder is registered in the shared manager.
-    static var hasRealJPEG: Bool {
-        guard let data = try? Data(contentsOf: fixtureFile("baseline.jpg")) else { return false }
-        return ImageCodersManager.shared.coders.contains { $0.canDecode(data) }
-    }
-
-    /// Whether a real PNG coder is registered in the shared manager.
-    static var hasRealPNG: Bool {
-        guard let data = try? Data(contentsOf: fixtureFile("adam7.png")) else { return false }
-        return ImageCodersManager.shared.coders.contains { $0.canDecode(data) }
     }
 
     /// The shared manager's coder for the fixture `name` (the real PNG or JPEG coder), to wrap in a test coder.
@@ -52,7 +33,6 @@ enum TestCoders {
 /// Its incremental decoder records every byte it is given, so tests can check that the downloader feeds ONE
 /// decoder with each byte exactly once.
 final class HeaderPNGTestCoder: ProgressiveImageCoder, @unchecked Sendable {  // `lock` guards `decoders`
-    static let shared = HeaderPNGTestCoder()
     private static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     private let lock = NSLock()

@@ -224,9 +224,6 @@ struct CurlHarness {
     func invalidate() { transport.invalidate(cancellingTransfers: true) }
 }
 
-/// libcurl is on this machine (the curl suites need it; CI installs it with FoundationNetworking's deps).
-let curlIsAvailable = ImageDownloaderTransport.curl.isAvailable
-
 /// The calling thread's kernel name (what `ccurl_name_current_thread` set), from /proc.
 func currentThreadName() -> String {
     let path = "/proc/thread-self/comm"

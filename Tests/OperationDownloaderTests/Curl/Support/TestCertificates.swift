@@ -14,10 +14,6 @@ struct TestCertificates: Sendable {
     let serverKeyPin: String
     let selfSignedKeyPin: String
 
-    static let hasOpenSSL: Bool = {
-        ["/usr/bin/openssl", "/bin/openssl", "/usr/local/bin/openssl"].contains { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
-
     /// Made on first use; nil (with the reason in `failure`) when openssl failed.
     static let shared: Result<TestCertificates, TestCertificateFailure> = make()
 
