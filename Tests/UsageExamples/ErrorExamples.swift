@@ -12,8 +12,8 @@ public func userMessage(for error: any Error) -> String {
     }
     switch error {
     case .invalidURL: return "that is not an image address"
+    case .badImageData(.decoding(let cause)): return "the image could not be decoded (\(cause))"
     case .badImageData(let why): return "the server did not send a usable image (\(why))"
-    case .decodingFailed(let cause): return "the image could not be decoded (\(cause))"
     case .cacheNotModified, .notModified: return "the image has not changed"
     case .invalidDownloadOperation: return "the download could not start"
     case .invalidDownloadStatusCode(let status): return "the server answered \(status)"
