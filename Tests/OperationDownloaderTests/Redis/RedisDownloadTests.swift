@@ -28,6 +28,20 @@ import TestRequirements
         try #require(cache.store.flights)
     }
 
+    /// Two "processes" download `url`: the first one's request is held at the origin, then the second's
+    /// download starts and this returns once it waits for the first one's fetch.
+    func holderAndWaiter(_ redis: RedisServer, _ transport: ImageDownloaderTransport, url: URL, tag: String) async throws
+        -> (holder: Task<ImageDownloadResult, any Error>, waiter: Task<ImageDownloadResult, any Error>, flights: HTTPCacheFlights) {
+        let (a, _) = try downloader(redis, transport)
+        let (b, cacheB) = try downloader(redis, transport)
+        let holder = Task { try await a.image(for: url, options: .useURLCache) }
+        await server.awaitRequests(tag: tag, count: 1)
+        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
+        let flightsB = try flights(cacheB)
+        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        return (holder, waiter, flightsB)
+    }
+
     @Test(arguments: TestTransports.all)
     func anotherProcessIsServedFromRedis(_ transport: ImageDownloaderTransport) async throws {
         let redis = try RedisServer(); defer { redis.stop() }
@@ -47,13 +61,7 @@ import TestRequirements
         let redis = try RedisServer(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
-        let (a, _) = try downloader(redis, transport)
-        let (b, cacheB) = try downloader(redis, transport)
-        let holder = Task { try await a.image(for: url, options: .useURLCache) }
-        await server.awaitRequests(tag: tag, count: 1)
-        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
         server.release(tag)
         let held = try await holder.value
         let waited = try await waiter.value
@@ -89,13 +97,7 @@ import TestRequirements
         let redis = try RedisServer(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
-        let (a, _) = try downloader(redis, transport)
-        let (b, cacheB) = try downloader(redis, transport)
-        let holder = Task { try await a.image(for: url, options: .useURLCache) }
-        await server.awaitRequests(tag: tag, count: 1)
-        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
         holder.cancel()
         await #expect(throws: CancellationError.self) { try await holder.value }
         await server.awaitRequests(tag: tag, count: 2)
@@ -111,13 +113,7 @@ import TestRequirements
         let redis = try RedisServer(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=no-store&tag=\(tag)")
-        let (a, _) = try downloader(redis, transport)
-        let (b, cacheB) = try downloader(redis, transport)
-        let holder = Task { try await a.image(for: url, options: .useURLCache) }
-        await server.awaitRequests(tag: tag, count: 1)
-        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
         server.release(tag)
         _ = try await holder.value
         let result = try await waiter.value
@@ -131,13 +127,7 @@ import TestRequirements
         let redis = try RedisServer(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
-        let (a, _) = try downloader(redis, .urlSession)
-        let (b, cacheB) = try downloader(redis, .urlSession)
-        let holder = Task { try await a.image(for: url, options: .useURLCache) }
-        await server.awaitRequests(tag: tag, count: 1)
-        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        let (holder, waiter, flightsB) = try await holderAndWaiter(redis, .urlSession, url: url, tag: tag)
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(await waitUntil { flightsB.activeCount == 0 })
