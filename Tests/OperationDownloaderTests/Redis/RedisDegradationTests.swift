@@ -17,7 +17,7 @@ import TestRequirements
     }
 
     @Test func serverDownIsAMissWithOneWarning() throws {
-        let port = try RedisServer.freePort()  // nothing listens there
+        let port = try LoopbackPort.free()  // nothing listens there
         let warnings = WarningLog()
         let cache = try HTTPImageCache(redis: try #require(URL(string: "redis://127.0.0.1:\(port)/0")), options: RedisCacheFixtures.options())
         cache.warningHandler = { warnings.append($0) }
