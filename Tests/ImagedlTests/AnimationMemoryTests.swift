@@ -1,5 +1,6 @@
 import Foundation
 @testable import ImagedlCore
+import TestImages
 import Testing
 #if canImport(Glibc)
 import Glibc
