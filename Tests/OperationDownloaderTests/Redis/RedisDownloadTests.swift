@@ -44,7 +44,7 @@ import TestRequirements
 
     @Test(arguments: TestTransports.all)
     func anotherProcessIsServedFromRedis(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/images/image.png?cc=max-age%3D600&tag=\(tag)")
         let first = try await downloader(redis, transport).0.image(for: url, options: .useURLCache)
@@ -58,7 +58,7 @@ import TestRequirements
     /// serves what the holder stored.
     @Test(arguments: TestTransports.all)
     func onlyOneProcessFetches(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
         let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
@@ -74,7 +74,7 @@ import TestRequirements
     /// In one process, downloads of the same URL through two downloaders on one cache share one flight: the
     /// second waits here without a Redis lock of its own.
     @Test func inProcessWaitersQueueBehindTheLocalHolder() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
         let cache = try HTTPImageCache(redis: redis.url(), options: RedisCacheFixtures.options())
@@ -94,7 +94,7 @@ import TestRequirements
     /// The holder is cancelled mid-fetch: it releases the lock and the waiting process fetches instead.
     @Test(arguments: TestTransports.all)
     func aCancelledHolderHandsOver(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
         let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
@@ -110,7 +110,7 @@ import TestRequirements
     /// A response that may not be stored: the waiters are told, and fetch for themselves.
     @Test(arguments: TestTransports.all)
     func notStorableWaitersFetchThemselves(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=no-store&tag=\(tag)")
         let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
@@ -124,7 +124,7 @@ import TestRequirements
 
     /// A waiting download that is cancelled ends at once, with `.cancelled`; the holder is not disturbed.
     @Test func aCancelledWaiterEndsAtOnce() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
         let (holder, waiter, flightsB) = try await holderAndWaiter(redis, .urlSession, url: url, tag: tag)
@@ -139,7 +139,7 @@ import TestRequirements
     /// Redis killed while downloads run: every download still succeeds (from the origin).
     @Test(arguments: TestTransports.all)
     func redisKilledMidRunFailsNoDownload(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer()
+        let redis = try await RedisServer.start()
         let tag = newTag()
         let (downloader, _) = try downloader(redis, transport)
         let urls = (0..<24).map { server.url("/images/image.png?cc=max-age%3D600&n=\($0)&delay_ms=\($0 * 10)&tag=\(tag)") }
@@ -157,7 +157,7 @@ import TestRequirements
 
     /// Shared-cache rules through the downloader: `private` and authorized responses are not shared.
     @Test func privateAndAuthorizedResponsesAreNotShared() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let privateURL = server.url("/images/image.png?cc=private%2C%20max-age%3D600&tag=\(tag)")
         _ = try await downloader(redis, .urlSession).0.image(for: privateURL, options: .useURLCache)

@@ -30,8 +30,18 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
     child.wait()
     """
 
+    /// Starts a server (see `init`) on a dispatch thread: starting one blocks for as long as python and redis
+    /// take to come up, which on the cooperative pool (two threads on two cores) stalls every other test.
+    static func start(arguments: [String] = [], port: Int? = nil) async throws -> RedisServer {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try RedisServer(arguments: arguments, port: port) })
+            }
+        }
+    }
+
     /// Starts a server; `arguments` are extra configuration (`["--requirepass", "secret"]`); `port` nil picks a
-    /// free one.
+    /// free one. Blocks until it listens: async tests call `start` instead.
     init(arguments: [String] = [], port fixedPort: Int? = nil) throws {
         guard let binary = Requirement.redisServerPath else { throw RedisServerFailure(message: "no redis-server") }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-redis-\(UUID().uuidString)")
