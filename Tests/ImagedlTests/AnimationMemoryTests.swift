@@ -47,22 +47,31 @@ import Glibc
         }
     }
 
+    /// Spawns the command given as arguments (output discarded) from python, and prints its exit status and
+    /// `ru_maxrss` (KiB). Not spawned from this process: a child made with vfork, as `posix_spawn` makes it,
+    /// inherits the parent's memory high-water mark at `exec` (the kernel keeps the larger), so a child of the
+    /// test process would report the test process's own peak.
+    private static let spawner = """
+    import os, sys
+    null = [(os.POSIX_SPAWN_OPEN, fd, "/dev/null", os.O_WRONLY, 0) for fd in (1, 2)]
+    pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ, file_actions=null)
+    _, status, usage = os.wait4(pid, 0)
+    print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+    """
+
     /// Runs `executable` with `arguments` (output discarded) and returns its exit status and peak resident set.
     static func peakRSS(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, bytes: Int) {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
-        try #require(spawned == 0, "posix_spawn failed: \(spawned)")
-        var status: Int32 = 0
-        var usage = rusage()
-        try #require(wait4(pid, &status, 0, &usage) == pid)
-        let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
-        return (exitStatus, usage.ru_maxrss * 1024)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", spawner, executable.path] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let fields = String(decoding: data, as: UTF8.self).split(separator: " ")
+        let status = try #require(fields.first.flatMap { Int32($0) }, "spawner output: \(String(decoding: data, as: UTF8.self))")
+        let kibibytes = try #require(fields.last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        return (status, kibibytes * 1024)
     }
 }
