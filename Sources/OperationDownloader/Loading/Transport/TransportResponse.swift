@@ -102,17 +102,28 @@ final class TransportResponse: @unchecked Sendable {  // `lock` guards `built`; 
         return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: merged)
     }
 
-    /// "Image/JPEG; charset=x" → "image/jpeg", as corelibs' `mimeType` reads `Content-Type`.
+    /// "Image/JPEG; charset=x" → "image/jpeg", as corelibs' `mimeType` reads `Content-Type`. On the bytes: this
+    /// runs for every response, and a media type is nearly always lower-case ASCII already (no copy then).
     static func mediaType(of contentType: String) -> String {
-        var type = Substring(contentType)
-        if let semicolon = type.firstIndex(of: ";") { type = type[..<semicolon] }
-        while let first = type.first, first == " " || first == "\t" { type = type.dropFirst() }
-        while let last = type.last, last == " " || last == "\t" { type = type.dropLast() }
-        return type.lowercased()
+        let bytes = contentType.utf8
+        var start = bytes.startIndex
+        var end = bytes.firstIndex(of: 0x3B) ?? bytes.endIndex  // ";"
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
+        while end > start {
+            let last = bytes[bytes.index(before: end)]
+            guard last == 0x20 || last == 0x09 else { break }
+            end = bytes.index(before: end)
+        }
+        let type = bytes[start..<end]
+        if start == bytes.startIndex, end == bytes.endIndex, !type.contains(where: { (0x41...0x5A).contains($0) || $0 >= 0x80 }) {
+            return contentType
+        }
+        return String(Substring(type)).lowercased()
     }
 
     /// Header names are ASCII: compared byte by byte, without Foundation's locale-aware comparison.
     static func equalsIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
         var left = a.utf8.makeIterator()
         var right = b.utf8.makeIterator()
         while true {
