@@ -17,15 +17,16 @@ struct FinalDecodeStep {
     var decodeCancellation: ImageDecodingCancellation?
 
     /// How the download ends. `callers`: decoded for them while the store is still open (a caller joining
-    /// later gets its variant decoded when it is answered); nil when nobody wants an image.
+    /// later gets its variant decoded when it is answered); nil when nobody wants an image. `response` is
+    /// read only for a decryptor (a Foundation response is made on demand: TransportResponse.swift).
     func run(
-        _ received: Data, response: URLResponse?, progressive: ProgressiveDecoding?, callers: [CallbackRecord]?
+        _ received: Data, response: @autoclosure () -> URLResponse?, progressive: ProgressiveDecoding?, callers: [CallbackRecord]?
     ) -> DownloadEnding {
         guard !received.isEmpty else { return .failure(ImageDownloaderError.badImageData(.emptyBody)) }
         if transaction.isCachedBody(received) { return .failure(ImageDownloaderError.cacheNotModified) }
         var data = received
         if let decryptor {
-            guard let decrypted = decryptor.decryptedData(with: received, response: response), !decrypted.isEmpty else {
+            guard let decrypted = decryptor.decryptedData(with: received, response: response()), !decrypted.isEmpty else {
                 return .failure(ImageDownloaderError.badImageData(.decryptorFailed))
             }
             data = decrypted

@@ -12,7 +12,7 @@ extension ImageDownloaderOperation {
     /// decrypt or store (no thread hop; the stop and finish notifications leave with the answers).
     func complete(_ attempt: Attempt) {
         let nothingToDo = context.decryptor == nil && !httpTransaction.mayStore
-        typealias Taken = (data: Data, progressive: ProgressiveDecoding?, report: Bool, toStore: HTTPURLResponse?, inline: Bool)
+        typealias Taken = (data: Data, progressive: ProgressiveDecoding?, report: Bool, toStore: TransportResponse?, inline: Bool)
         let taken: Taken? = state.withLock { s in
             guard s.isCurrent(attempt.transfer) else { return nil }
             // Decided once, here: `finish` posts the stop notification on the inline path.
@@ -49,7 +49,7 @@ extension ImageDownloaderOperation {
             $0.metrics.recordServedFromCache(status: cached.statusCode, bytes: cached.data.count)
             $0.metrics.source = cached.source  // [HTTP cache]
             $0.metrics.servedStale = cached.isStale  // [HTTP cache]
-            $0.response = cached.response
+            $0.response = TransportResponse(cached.response)
             $0.phase = .completing
             let rejected = cached.statusCode == 304
                 || !ResponseValidation.isAcceptable(status: cached.statusCode, codes: $0.acceptableStatusCodes)
@@ -77,7 +77,7 @@ extension ImageDownloaderOperation {
 
     /// The body stored in the HTTP cache (as received, before any decryptor, whether or not it decodes), then
     /// the final step, off the transport's thread.
-    private func runFinalStep(_ data: Data, progressive: ProgressiveDecoding?, storing toStore: HTTPURLResponse?, limited: Bool = true) {
+    private func runFinalStep(_ data: Data, progressive: ProgressiveDecoding?, storing toStore: TransportResponse?, limited: Bool = true) {
         let transaction = httpTransaction
         let step = finalStep
         let work: @Sendable () -> Void = { [self] in

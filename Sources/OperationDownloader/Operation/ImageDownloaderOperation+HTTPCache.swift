@@ -58,7 +58,7 @@ extension ImageDownloaderOperation {
         let taken: Taken? = state.withLock { s in
             guard let attempt = s.isCurrent(transfer) && !s.cancelRequested ? s.attempt : nil else { return nil }
             attempt.revalidated = stale
-            s.response = stale.response
+            s.response = TransportResponse(stale.response)
             s.metrics.source = stale.source
             s.metrics.servedStale = true
             s.metrics.statusCode = stale.statusCode

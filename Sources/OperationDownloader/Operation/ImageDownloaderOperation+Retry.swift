@@ -26,7 +26,7 @@ extension ImageDownloaderOperation {
             return
         }
         let decodesProgressively = settings.decodesProgressively
-        let failed: (attempt: Int, delivered: Bool, response: URLResponse?)? = state.withLock { s in
+        let failed: (attempt: Int, delivered: Bool, response: TransportResponse?)? = state.withLock { s in
             guard !s.cancelRequested, let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
             let delivered = attempt.deliveredBeyondResponse(decodesProgressively: decodesProgressively)
             return (s.countAttempts(), delivered, attempt.serverResponse ?? s.response)
@@ -36,7 +36,7 @@ extension ImageDownloaderOperation {
             return
         }
         let decision = RetryPlanner(policy: policy).decide(
-            after: error, response: failed.response, deliveredBeyondResponse: failed.delivered, attempt: failed.attempt)
+            after: error, response: failed.response?.urlResponse, deliveredBeyondResponse: failed.delivered, attempt: failed.attempt)
         guard case .retry(let delay) = decision else {
             finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
             return

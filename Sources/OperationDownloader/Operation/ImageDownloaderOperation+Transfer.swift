@@ -98,12 +98,12 @@ extension ImageDownloaderOperation: TransferClient {
 
     // MARK: - TransferClient
 
-    func transfer(_ transfer: any TransportTransfer, didReceive response: URLResponse) {
+    func transfer(_ transfer: any TransportTransfer, didReceive response: TransportResponse) {
         let now = deadlineMonitor.now()
         guard state.withLock({ $0.activeAttempt(of: transfer, now: now) != nil }) else { return }
         var response = response
         var fromCache: CachedHTTPResponse?
-        let serverResponse = response as? HTTPURLResponse
+        let serverResponse = response.statusCode == nil ? nil : response
         if let serverResponse {
             // Cookies and the HTTP cache see the server's response, before any response modifier.
             switch httpTransaction.received(serverResponse) {
@@ -114,20 +114,20 @@ extension ImageDownloaderOperation: TransferClient {
                 return
             case .serveFromCache(let cached):  // [HTTP cache] a 304 refresh, or stale-if-error on a 5xx
                 fromCache = cached
-                response = cached.response
+                response = TransportResponse(cached.response)
             case .refetch(let request):  // [HTTP cache] a 304 that matches no stored response: fetch anew
                 refetch(request, replacing: transfer)
                 return
             }
         }
         if let modifier = context.responseModifier {
-            guard let modified = modifier.modifiedResponse(with: response) else {
+            guard let modified = modifier.modifiedResponse(with: response.urlResponse) else {
                 finish(error: ImageDownloaderError.invalidDownloadResponse, cancelTransfer: true)
                 return
             }
-            response = modified
+            if modified !== response.urlResponse { response = TransportResponse(modified) }
         }
-        let status = (response as? HTTPURLResponse)?.statusCode
+        let status = response.statusCode
         let checked: (ResponseValidation, Bool, Bool)? = state.withLock { s in
             let mayRetry = s.credential != nil
             let authAttempts: Int? = s.modifyAttempt(of: transfer) { attempt in
@@ -314,7 +314,7 @@ extension ImageDownloaderOperation: TransferClient {
             return
         }
         let (response, codes) = state.withLock { ($0.response, $0.acceptableStatusCodes) }
-        if let status = (response as? HTTPURLResponse)?.statusCode, !ResponseValidation.isAcceptable(status: status, codes: codes) {
+        if let status = response?.statusCode, !ResponseValidation.isAcceptable(status: status, codes: codes) {
             // A 401 kept for an authentication retry that never came (or refused): the status is the answer.
             attemptFailed(transfer, ImageDownloaderError.invalidDownloadStatusCode(status))
             return

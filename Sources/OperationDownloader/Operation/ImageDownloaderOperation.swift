@@ -72,7 +72,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     // MARK: - Protocol properties
 
     public var request: URLRequest? { originalRequest }
-    public var response: URLResponse? { state.withLock { $0.response } }
+    /// Foundation's response, made on first use from the transport's (Loading/Transport/TransportResponse.swift).
+    public var response: URLResponse? { state.withLock { $0.response }?.urlResponse }
     /// The data task of the current transfer when it runs on URLSession (nil on another transport).
     public var dataTask: URLSessionTask? { (state.withLock { $0.attempt?.transfer } as? URLSessionTransfer)?.dataTask }
     public var metrics: ImageDownloadMetrics? { state.withLock { $0.metrics } }

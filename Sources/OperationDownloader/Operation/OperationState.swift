@@ -38,8 +38,9 @@ struct OperationState {
     var requestsSent = 0
     /// Attempts started so far (a transfer cancelled by a timeout reports no metrics, yet it was an attempt).
     var attemptsMade = 0
-    /// The current (finally: the last) response, after the response modifier.
-    var response: URLResponse?
+    /// The current (finally: the last) response, after the response modifier (a Foundation response is made
+    /// from it only when asked: `ImageDownloaderOperation.response`).
+    var response: TransportResponse?
     /// The transport of an operation running without a downloader (made at start: on the session it was given,
     /// or owning one); the downloader's comes with the context.
     var transport: (any DownloadTransport)?
@@ -126,7 +127,7 @@ final class Attempt: @unchecked Sendable {  // guarded by the owning operation's
     /// Checks the first body bytes for a non-image (nil once decided, or when not sniffing).
     @exclusivity(unchecked) var sniffer: BodySniffer?
     /// The server's response as received (before the response modifier), to store in the HTTP cache.
-    @exclusivity(unchecked) var serverResponse: HTTPURLResponse?
+    @exclusivity(unchecked) var serverResponse: TransportResponse?
     /// A 304 answered from the HTTP cache: its stored response and body replace the (empty) 304.
     @exclusivity(unchecked) var revalidated: CachedHTTPResponse?
 

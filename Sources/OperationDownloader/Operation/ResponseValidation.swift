@@ -23,8 +23,9 @@ struct ResponseValidation {
     }
 
     /// - Parameter mayRetryAuthentication: a credential is ready for a first challenge from the same origin.
-    func verdict(for response: URLResponse, mayRetryAuthentication: Bool) -> Verdict {
-        if let status = (response as? HTTPURLResponse)?.statusCode {
+    /// Reads the transport's own fields: no Foundation response is made for it.
+    func verdict(for response: TransportResponse, mayRetryAuthentication: Bool) -> Verdict {
+        if let status = response.statusCode {
             if status == 304 { return .reject(.notModified) }
             if !isAcceptable(status: status) {
                 if status == 401, mayRetryAuthentication { return .awaitAuthenticationRetry }

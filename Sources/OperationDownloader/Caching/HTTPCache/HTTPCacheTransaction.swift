@@ -214,6 +214,16 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         return request
     }
 
+    /// `received(_:)` for a transport's response: Foundation's response is made only when cookies or the
+    /// cache read it; otherwise only the status matters (a 304 is the caller's own).
+    func received(_ response: TransportResponse, now: Date = Date()) -> ResponseDisposition {
+        if handleCookies || mayStore, let http = response.httpURLResponse { return received(http, now: now) }
+        let status = response.statusCode ?? 0
+        let disposition: ResponseDisposition = status == 304 ? .notModified : .proceed
+        settleSharedFetch(after: disposition, statusCode: status)
+        return disposition
+    }
+
     /// Call for every response (also error statuses: their cookies count too).
     func received(_ response: HTTPURLResponse, now: Date = Date()) -> ResponseDisposition {
         let disposition = plannedDisposition(response, now: now)
@@ -314,6 +324,12 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         guard current.storesResponse, !current.servedStoredResponse, useURLCache, let cache, response.statusCode != 304 else { return }
         cache.store(response, data: data, for: storedRequest(current.currentRequest, response: response),
                     requestDate: current.requestDate, responseDate: now, authenticated: authenticated || answeredChallenge.isClaimed)
+    }
+
+    /// `completed(_:data:)` for a transport's response: Foundation's response is made only when it is stored.
+    func completed(_ response: TransportResponse, data: Data) {
+        guard mayStore, sendsStoringRequest, let http = response.httpURLResponse else { return finishSharedFetch() }
+        completed(http, data: data)
     }
 
     /// After a redirect the response belongs to the final URL, which is where it is stored.

@@ -24,7 +24,7 @@ final class CurlExchange {
     /// The head ended: later header lines are chunked trailers.
     var headComplete = false
     /// Delivered to the client.
-    var response: HTTPURLResponse?
+    var response: TransportResponse?
     /// The client follows this redirect: the 3xx body is read and dropped, then this request is sent.
     var redirect: URLRequest?
     var discardedBytes = 0

@@ -82,25 +82,17 @@ struct CurlResponseHead {
     /// The value of `name` (case-insensitive), repeated fields joined with ", ".
     func value(_ name: String) -> String? {
         var result: String?
-        for field in fields where field.name.caseInsensitiveCompare(name) == .orderedSame {
+        for field in fields where TransportResponse.equalsIgnoringASCIICase(field.name, name) {
             result = result.map { $0 + ", " + field.value } ?? field.value
         }
         return result
     }
 
-    /// The response for `url`, or nil without a status line. A name repeated with the same spelling is joined
-    /// with ", " here; HTTPURLResponse itself folds names that differ only in case (servers spell a name the
-    /// same way throughout a response, and HTTP/2 names are lower-case).
-    func response(for url: URL) -> HTTPURLResponse? {
+    /// The response for `url`, or nil without a status line. No Foundation response is made here: the
+    /// operation reads the fields, and `TransportResponse` builds an `HTTPURLResponse` only when one is asked for.
+    func response(for url: URL) -> TransportResponse? {
         guard let statusCode else { return nil }
-        var merged = [String: String](minimumCapacity: fields.count)
-        for field in fields {
-            // One hash lookup per field in the usual case (no repeated name).
-            if let previous = merged.updateValue(field.value, forKey: field.name) {
-                merged[field.name] = previous + ", " + field.value
-            }
-        }
-        return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: merged)
+        return TransportResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, fields: fields)
     }
 
     /// A Basic challenge offered by a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`): its realm

@@ -196,12 +196,13 @@ extension CurlTransfer {
     /// A final response head: a redirect for the client to judge, or the response (and maybe a challenge).
     private func headDidComplete(_ exchange: CurlExchange) -> Bool {
         guard let response = exchange.head.response(for: exchange.url) else { return true }
-        let status = response.statusCode
+        let status = response.statusCode ?? 0
         if redirectStatuses.contains(status), let location = exchange.head.value("Location"),
            let target = URL(string: location, relativeTo: exchange.url)?.absoluteURL {
             guard let client = liveClient else { return false }
             let proposed = Self.redirectRequest(from: exchange.request, to: target, status: status)
-            if let next = client.transfer(self, willRedirect: response, to: proposed) {
+            if let redirect = response.httpURLResponse,
+               let next = client.transfer(self, willRedirect: redirect, to: proposed) {
                 exchange.redirect = next
                 return true
             }

@@ -95,8 +95,8 @@ private final class ProbeClient: TransferClient, @unchecked Sendable {  // event
         self.batch = batch
     }
 
-    func transfer(_ transfer: any TransportTransfer, didReceive response: URLResponse) {
-        status = (response as? HTTPURLResponse)?.statusCode ?? 0
+    func transfer(_ transfer: any TransportTransfer, didReceive response: TransportResponse) {
+        status = response.statusCode ?? 0
         let expected = response.expectedContentLength
         body = Data()
         if expected > 0 { body.reserveCapacity(Int(min(expected, 8 << 20))) }

@@ -87,7 +87,7 @@ final class DataURLTransfer: TransportTransfer, @unchecked Sendable {  // `lock`
             url: url, mimeType: parsed.mimeType, expectedContentLength: length, textEncodingName: parsed.charset)
         guard isRunning, let client else { return }
         metrics.timeToFirstByte = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
-        client.transfer(self, didReceive: response)
+        client.transfer(self, didReceive: TransportResponse(response))
         guard length <= request.maximumResponseSize else {
             // The client rejects the announced size itself; without one that does, the transfer stops here.
             end(URLError(.dataLengthExceedsMaximum))

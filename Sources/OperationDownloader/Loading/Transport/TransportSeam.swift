@@ -73,8 +73,9 @@ protocol TransportTransfer: AnyObject, Sendable {
 /// The operation side of the seam. Every method is called per the threading contract above.
 protocol TransferClient: AnyObject, Sendable {
     /// Headers of a response to the current request. With URLSession a 401 that carries a challenge arrives
-    /// here (and may send its body) before `didReceive challenge`.
-    func transfer(_ transfer: any TransportTransfer, didReceive response: URLResponse)
+    /// here (and may send its body) before `didReceive challenge`. The package's own value: a Foundation
+    /// response is made from it only when someone asks (TransportResponse.swift).
+    func transfer(_ transfer: any TransportTransfer, didReceive response: TransportResponse)
 
     /// Body bytes: new ones only, decoded (gzip/deflate/br) where the transport decodes.
     func transfer(_ transfer: any TransportTransfer, didReceive data: Data)

@@ -123,7 +123,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         // Always allow: `.cancel` is ignored on Linux, so the client rejects a response with `cancel()`.
         defer { completionHandler(.allow) }
         guard owns(dataTask), let client else { return }
-        client.transfer(self, didReceive: response)
+        client.transfer(self, didReceive: TransportResponse(response))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

@@ -47,8 +47,8 @@ final class RecordingTransferClient: TransferClient, @unchecked Sendable {  // `
 
     // MARK: TransferClient
 
-    func transfer(_ transfer: any TransportTransfer, didReceive response: URLResponse) {
-        let http = response as? HTTPURLResponse
+    func transfer(_ transfer: any TransportTransfer, didReceive response: TransportResponse) {
+        let http = response.httpURLResponse
         enter("response")
         lock.withLock {
             recorded.append(.response(http?.statusCode ?? -1))
