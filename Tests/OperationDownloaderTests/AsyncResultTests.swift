@@ -84,7 +84,7 @@ import Testing
         let hold = newTag()
         defer { server.release(hold) }
         let downloader = makeDownloader().0
-        let url = server.url("/hold/\(hold)/tiny.png?max=60&tag=\(hold)")
+        let url = server.url("/hold/\(hold)/tiny.png?max=120&tag=\(hold)")
         let task = Task { await downloader.imageResult(for: url) }
         task.cancel()
         guard case .failure(let failure) = await task.value else {

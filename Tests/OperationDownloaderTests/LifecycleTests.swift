@@ -195,7 +195,7 @@ import Testing
         let tag = newTag()
         let recorders = (0..<5).map { index in
             let recorder = DownloadRecorder()
-            downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)&max=20"), completed: recorder.completed)
+            downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)&max=120"), completed: recorder.completed)
             return recorder
         }
         #expect(await waitUntil { server.stats(tag: tag).count == 2 })
@@ -214,7 +214,7 @@ import Testing
         let tag = newTag()
         let recorders = (0..<4).map { index in
             let recorder = DownloadRecorder()
-            downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)&max=20"), completed: recorder.completed)
+            downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)&max=120"), completed: recorder.completed)
             return recorder
         }
         #expect(await waitUntil { server.stats(tag: tag).count == 1 })

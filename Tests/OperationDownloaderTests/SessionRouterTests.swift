@@ -17,7 +17,7 @@ import Testing
         defer { transport.invalidate(cancellingTransfers: true) }
         let tag = newTag()
         let client = RecordingTransferClient()
-        var request = TransferRequest(urlRequest: URLRequest(url: server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=60")))
+        var request = TransferRequest(urlRequest: URLRequest(url: server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=120")))
         request.idleTimeout = 60
         let transfer = transport.makeTransfer(request, client: client)
         transfer.resume()

@@ -122,7 +122,7 @@ import Testing
         let tag = newTag()
         let recorder = DownloadRecorder()
         downloader.downloadImage(
-            server.url("/drip/image.png?chunk=4096&delay_ms=0&hold=\(tag)&hold_at=16384&max=60&tag=\(tag)"),
+            server.url("/drip/image.png?chunk=4096&delay_ms=0&hold=\(tag)&hold_at=16384&max=120&tag=\(tag)"),
             progress: recorder.progress, completed: recorder.completed)
         #expect(await waitUntil { recorder.progressList.last?.0 == 16384 })
         clock.advance(by: 31)

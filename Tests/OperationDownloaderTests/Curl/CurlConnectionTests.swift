@@ -56,7 +56,7 @@ struct CurlConnectionTests {
         let tag = newTag()
         let hold = "curl-priority-\(tag)"
         let blocker = RecordingTransferClient()
-        harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&name=blocker&max=60"), client: blocker)
+        harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&name=blocker&max=120"), client: blocker)
         await server.awaitRequests(tag: tag, count: 1)
         let names = ["low": Float(0.25), "normal": 0.5, "high": 0.75, "raised": 0.1]
         var clients: [String: RecordingTransferClient] = [:]

@@ -51,7 +51,7 @@ import TestRequirements
         let harness = CurlHarness()
         let tag = newTag()
         let client = RecordingTransferClient()
-        harness.start(server.url("/hold/curl-invalidate-\(tag)/tiny.png?tag=\(tag)&max=60"), client: client)
+        harness.start(server.url("/hold/curl-invalidate-\(tag)/tiny.png?tag=\(tag)&max=120"), client: client)
         await server.awaitRequests(tag: tag, count: 1)
         harness.transport.invalidate(cancellingTransfers: true)
         client.noteCancelReturned()
@@ -71,7 +71,7 @@ import TestRequirements
         let tag = newTag()
         let hold = "curl-drain-\(tag)"
         let client = RecordingTransferClient()
-        harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=60"), client: client)
+        harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=120"), client: client)
         await server.awaitRequests(tag: tag, count: 1)
         harness.transport.invalidate(cancellingTransfers: false)
         server.release(hold)
@@ -86,7 +86,7 @@ import TestRequirements
         let tag = newTag()
         let hold = "curl-release-\(tag)"
         let client = RecordingTransferClient()
-        let transfer = Self.startOnAShortLivedTransport(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=60"), client: client)
+        let transfer = Self.startOnAShortLivedTransport(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=120"), client: client)
         await server.awaitRequests(tag: tag, count: 1)
         server.release(hold)
         await client.waitForCompletion()

@@ -249,7 +249,7 @@ struct CurlTransportTests {
         // The drip holds after 8 KB (until the test ends it by cancelling), so the body cannot finish first.
         let hold = "curl-cancel-body-\(tag)"
         let transfer = harness.start(
-            server.url("/drip/baseline.jpg?chunk=1024&delay_ms=1&hold=\(hold)&hold_at=8192&max=60&tag=\(tag)"), client: client)
+            server.url("/drip/baseline.jpg?chunk=1024&delay_ms=1&hold=\(hold)&hold_at=8192&max=120&tag=\(tag)"), client: client)
         #expect(await firstData.wait(timeout: 30))
         if !fromEvent {
             transfer.cancel()
@@ -287,7 +287,7 @@ struct CurlTransportTests {
         let tag = newTag()
         let hold = "curl-cancel-\(tag)"
         let client = RecordingTransferClient()
-        let transfer = harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=60"), client: client)
+        let transfer = harness.start(server.url("/hold/\(hold)/tiny.png?tag=\(tag)&max=120"), client: client)
         await server.awaitRequests(tag: tag, count: 1)
         transfer.cancel()
         client.noteCancelReturned()

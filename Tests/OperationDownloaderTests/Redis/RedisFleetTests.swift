@@ -62,7 +62,7 @@ import TestRequirements
     @Test func aKilledHolderIsTakenOver() async throws {
         let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
-        let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&max=60&tag=\(tag)").absoluteString
+        let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&max=120&tag=\(tag)").absoluteString
         let cache = cacheURL(redis, "?lock_timeout=2")
         let holder = try ImagedlProcess(["--http-cache", cache, url])
         await server.awaitRequests(tag: tag, count: 1)

@@ -35,7 +35,7 @@ import UsageExamples
     @Test(arguments: TestTransports.all)
     func cancellingTheTaskEndsWithCancellationError(_ transport: ImageDownloaderTransport) async throws {
         let hold = newTag()
-        let url = server.url("/hold/\(hold)/baseline.jpg?max=60&tag=\(hold)")
+        let url = server.url("/hold/\(hold)/baseline.jpg?max=120&tag=\(hold)")
         defer { server.release(hold) }
         #expect(await downloadAndCancel(url, with: makeDownloader(transport).0) == "cancelled")
     }
