@@ -9,6 +9,8 @@ extension ImageDownloaderOperation {
     /// At the start of an attempt: one incremental decoder per distinct decoding variant among the callers so
     /// far that want partial images (later ones add theirs when they join). None of them: nothing is made.
     func startProgressiveDecoding() {
+        // The common download (nobody asked) costs one uncontended lock here, no snapshot of the callers.
+        guard state.withLock({ $0.anyCallerWantsPartialImages }) else { return }
         let wanted = Set(callers.snapshot.lazy.filter(\.wantsPartialImages).compactMap(\.variant.decoding))
         for decoding in wanted { addProgressiveStream(for: decoding) }
     }

@@ -200,6 +200,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             state.withLock {
                 if record.progress != nil { $0.hasProgressHandlers = true }
                 if record.variant.decoding != nil { $0.anyCallerDecodes = true }
+                if record.wantsPartialImages && record.variant.decoding != nil { $0.anyCallerWantsPartialImages = true }
             }
         }
         guard callers.add(record) else { return nil }
