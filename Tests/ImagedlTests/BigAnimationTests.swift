@@ -2,6 +2,7 @@ import Decoding
 import Foundation
 @testable import ImagedlCore
 import TestRequirements
+import TestImages
 import Testing
 
 /// The animations that used to fail (1000×1000 × 120 frames, 2000×2000 × 40) download with every frame, as

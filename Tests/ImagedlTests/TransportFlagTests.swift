@@ -3,7 +3,7 @@ import Foundation
 import OperationDownloader
 import Testing
 
-/// `--transport`, `--insecure`, `--cacert`, `--proxy` (SPEC §10): parsed, validated, and turned into
+/// `--transport`, `--insecure`, `--cacert`, `--proxy` (Docs/Options.md): parsed, validated, and turned into
 /// configuration values.
 @Suite struct TransportFlagTests {
     private func download(_ args: [String]) throws -> DownloadOptions { try ParsedArguments.download(args) }

@@ -42,7 +42,7 @@ import Testing
         #expect(failure.attemptCount == 3 && failure.metrics?.attemptCount == 3)
         #expect(failure.metrics?.statusCode == 503 && failure.response?.statusCode == 503)
         #expect(failure.metrics?.finishedAt != nil)
-        #expect(failure.description == "unacceptable HTTP status 503 (after 3 attempts)")
+        #expect(failure.description == "unacceptable HTTP status 503 (Service Unavailable) (after 3 attempts)")
         #expect(!failure.isCancellation)
         #expect(server.stats(tag: tag).count == 3)
         // The throwing call still throws the bare error: `catch let error as ImageDownloaderError` keeps working.
@@ -60,7 +60,7 @@ import Testing
             return
         }
         #expect(failure.attemptCount == 1)
-        #expect(failure.description == "unacceptable HTTP status 404")
+        #expect(failure.description == "unacceptable HTTP status 404 (Not Found)")
     }
 
     @Test func aRefusedDownloadHasNoMetricsAndNoAttempts() async throws {

@@ -6,7 +6,7 @@ import Decoding
 @testable import OperationDownloader
 import Testing
 
-/// `ImagePrefetcher` (SPEC §10) against the fixture server: its concurrency limit seen at the server, counts and
+/// `ImagePrefetcher` (Docs/Options.md) against the fixture server: its concurrency limit seen at the server, counts and
 /// exactly-once completion, cancel, cached URLs without requests, joining downloads in flight, lifetime.
 @Suite struct ImagePrefetcherTests {
     let server = FixtureServer.shared

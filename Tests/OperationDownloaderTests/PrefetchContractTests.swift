@@ -2,7 +2,7 @@ import Foundation
 import OperationDownloader
 import Testing
 
-/// SPEC §10's prefetching and retry contract as outside code spells it (no `@testable`): these lines must keep
+/// Docs/Options.md's prefetching and retry contract as outside code spells it (no `@testable`): these lines must keep
 /// compiling as written.
 @Suite struct PrefetchContractTests {
     @Test func theContractCompilesAndRunsAsWritten() async {

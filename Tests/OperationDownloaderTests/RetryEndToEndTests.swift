@@ -5,7 +5,7 @@ import FoundationNetworking
 import OperationDownloader
 import Testing
 
-/// Retries against the fixture server's `/flaky` endpoint on every transport (issue 16, SPEC §10): the server
+/// Retries against the fixture server's `/flaky` endpoint on every transport (issue 16, Docs/Options.md): the server
 /// counts the requests, so attempts are checked where they happen. Small delays keep the waits short.
 @Suite struct RetryEndToEndTests {
     let server = FixtureServer.shared

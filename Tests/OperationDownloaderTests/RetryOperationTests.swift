@@ -5,7 +5,7 @@ import FoundationNetworking
 import Testing
 @testable import OperationDownloader
 
-/// The operation applying `retryPolicy` (issue 16 phase 2, SPEC §10) on the scripted transport and a manual
+/// The operation applying `retryPolicy` (issue 16 phase 2, Docs/Options.md) on the scripted transport and a manual
 /// clock: the test plays the server and moves time, so every wait is exact. No sleep, no polling.
 @Suite struct RetryOperationTests {
     private let png = ScriptedHarness.fixture("image.png")
@@ -276,7 +276,7 @@ import Testing
         #expect(notes.counts == NotificationTally.Counts(start: 1, stop: 1, finish: 0))
     }
 
-    /// `async` task cancellation during the wait (SPEC §10 lists it with the token and the downloader's cancels).
+    /// `async` task cancellation during the wait (Docs/Options.md lists it with the token and the downloader's cancels).
     @Test func cancellingTheAsyncTaskDuringTheWaitThrowsCancelled() async throws {
         let harness = harness(initialDelay: 10)
         let downloader = harness.downloader

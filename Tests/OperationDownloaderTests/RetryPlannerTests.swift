@@ -5,7 +5,7 @@ import FoundationNetworking
 import Testing
 @testable import OperationDownloader
 
-/// The retry rules of SPEC §10 as pure units: which failures are retried, the full-jitter backoff, and
+/// The retry rules of Docs/Options.md as pure units: which failures are retried, the full-jitter backoff, and
 /// `Retry-After` (seconds or HTTP date, a minimum wait capped at maximumDelay, invalid values ignored).
 @Suite struct RetryPlannerTests {
     private static let url = URL(string: "http://127.0.0.1/a.png")!

@@ -6,7 +6,7 @@ import Decoding
 import Testing
 @testable import OperationDownloader
 
-/// Issue 12, point 3 (SPEC §10): `downloadTimeout` is an idle timeout, `maximumDownloadDuration` caps a
+/// Issue 12, point 3 (Docs/Options.md): `downloadTimeout` is an idle timeout, `maximumDownloadDuration` caps a
 /// transfer, both stop when the transfer completes (decoding never counts), and 0 means 15 s.
 /// The deadline tests run on a manual clock: the test moves time, so nothing depends on the machine's speed.
 @Suite struct TimeoutTests {

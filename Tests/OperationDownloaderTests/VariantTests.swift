@@ -6,7 +6,7 @@ import Decoding
 import OperationDownloader
 import Testing
 
-/// Issue 12, point 1 (SPEC §10): callers of one URL with different decoding options or transformers share ONE
+/// Issue 12, point 1 (Docs/Options.md): callers of one URL with different decoding options or transformers share ONE
 /// request; each distinct variant is decoded once and shared by equal callers; each has its own memory-cache entry.
 @Suite struct VariantTests {
     let server = FixtureServer.shared

@@ -72,7 +72,7 @@ public func downloadReportingFailure(_ url: URL, with downloader: ImageDownloade
     case .success(let result):
         return "ok after \(result.metrics?.attemptCount ?? 0) attempt(s)"
     case .failure(let failure):
-        // "unacceptable HTTP status 503 (after 3 attempts)"
+        // "unacceptable HTTP status 503 (Service Unavailable) (after 3 attempts)"
         var report = "\(failure)"
         if let metrics = failure.metrics { report += "; last attempt: \(metrics)" }
         return report

@@ -38,7 +38,7 @@ struct Goal {
         }
     }
 
-    /// The goals of issue 6 and SPEC §9, judged on the median.
+    /// The goals of issue 6 and Docs/Benchmarks.md, judged on the median.
     static let all: [Goal] = [
         Goal(key: "download_ratio_vs_urlsession", label: "download throughput vs raw URLSession", comparison: .atLeast, threshold: 0.95),
         Goal(key: "coalesced_requests", label: "100 callers of one URL → requests at the server", comparison: .atMost, threshold: 1),

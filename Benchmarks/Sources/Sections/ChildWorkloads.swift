@@ -20,7 +20,7 @@ enum ChildWorkload: String, CaseIterable {
     /// cannot cost CPU in another's measurement: N small JPEGs through ImageDownloader (decode off / on)
     /// and through raw URLSession tasks.
     case downloadDownloader = "download-downloader"
-    /// As `downloadDownloader`, with `postsNotifications = false` (what the SPEC's notifications cost).
+    /// As `downloadDownloader`, with `postsNotifications = false` (what the four notifications cost).
     case downloadDownloaderQuiet = "download-downloader-quiet"
     /// One bare asynchronous Operation per download (no package code): the platform's cost of the design.
     case downloadOperationProbe = "download-operation-probe"

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The platform's cost of the design SPEC §5–§6 prescribe, without any of the package: one asynchronous
+/// The platform's cost of the design Docs/Downloader.md describes, without any of the package: one asynchronous
 /// `Operation` per download on an `OperationQueue` (`concurrency` at a time, every operation added at once, as
 /// the downloader client does), each running one data task of a shared session whose delegate collects the
 /// body on a serial queue. No callbacks, notifications, coalescing or timeouts. The same requests as

@@ -8,7 +8,7 @@ public enum TransportName: String, Equatable, Sendable, CaseIterable {
 }
 
 /// The transport flags of the download command: `--transport`, `--insecure`, `--cacert FILE`, `--proxy URL`.
-/// They only set configuration values (SPEC §10); the downloader does the rest.
+/// They only set configuration values (Docs/Options.md); the downloader does the rest.
 enum TransportOptions {
     static func parseTransport(_ value: String) throws(UsageError) -> TransportName {
         guard let name = TransportName(rawValue: value.lowercased()) else {

@@ -1,7 +1,7 @@
 import Foundation
 import OperationDownloader
 
-/// The transport's measurements of one download, as `--json` prints them under "network" (SPEC §10 metrics:
+/// The transport's measurements of one download, as `--json` prints them under "network" (Docs/Options.md metrics:
 /// null where the transport cannot tell, which for URLSession on Linux is all of them). The attempt count is
 /// the record's own "attempts".
 struct NetworkSummary: Sendable, Equatable {

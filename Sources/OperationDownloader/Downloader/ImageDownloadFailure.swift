@@ -47,7 +47,7 @@ public struct ImageDownloadFailure: Error, Sendable, CustomStringConvertible {
     }
 
     /// The error's message, with the attempt count when the download was tried more than once:
-    /// "unacceptable HTTP status 503 (after 3 attempts)".
+    /// "unacceptable HTTP status 503 (Service Unavailable) (after 3 attempts)".
     public var description: String {
         let attempts = attemptCount
         return attempts > 1 ? "\(error) (after \(attempts) attempts)" : "\(error)"

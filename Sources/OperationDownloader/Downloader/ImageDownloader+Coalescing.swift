@@ -4,7 +4,7 @@ import Decoding
 import FoundationNetworking
 #endif
 
-/// Callers joining the operation in flight for their URL, or publishing a new one (SPEC §6.3, §10).
+/// Callers joining the operation in flight for their URL, or publishing a new one (Docs/Downloader.md).
 extension ImageDownloader {
     /// An operation in flight for a coalescing key.
     struct InFlight {

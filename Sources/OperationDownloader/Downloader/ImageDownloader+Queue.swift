@@ -4,7 +4,7 @@ import Decoding
 import FoundationNetworking
 #endif
 
-/// The request to send, the operation that sends it, and the queue that runs it (SPEC §6.2, §6.4).
+/// The request to send, the operation that sends it, and the queue that runs it (Docs/Downloader.md).
 extension ImageDownloader {
     static func isSupported(_ url: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased() else { return false }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// When and how a failed download is tried again (SPEC §10).
+/// When and how a failed download is tried again (Docs/Options.md).
 ///
 /// Retried: connection refused, reset or lost, DNS failures, timeouts, and HTTP 408, 429, 500, 502, 503 and
 /// 504, as long as the failed attempt delivered nothing to a caller beyond the response (no progress with

@@ -40,7 +40,7 @@ public struct ImageDownloadMetrics: Sendable, Equatable {
     public var statusCode: Int?
     /// How many redirects were followed.
     public var redirectCount: Int
-    /// Attempts made: 1 without retries (SPEC §10). Counts requests a transport re-sent on its own too.
+    /// Attempts made: 1 without retries (Docs/Options.md). Counts requests a transport re-sent on its own too.
     public var attemptCount: Int = 1
     /// The HTTP version of the final response ("1.1", "2"), where the transport tells.
     public var httpVersion: String?

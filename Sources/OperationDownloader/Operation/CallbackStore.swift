@@ -8,7 +8,7 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
     let progress: ImageDownloaderProgressHandler?
     let completed: ImageDownloaderCompletedHandler?
     let queue: DispatchQueue
-    /// How this caller's image is decoded and transformed (SPEC §10).
+    /// How this caller's image is decoded and transformed (Docs/Options.md).
     let variant: ImageVariant
     let transformer: (any ImageTransformer)?
     /// Deliver a truncated image marked `isIncomplete` instead of failing with `.badImageData`.

@@ -9,7 +9,7 @@ struct DownloadSettings: Sendable {
     static let defaultMaximumResponseSize = 256 * 1024 * 1024
     static let defaultProgressiveDecodingInterval: TimeInterval = 0.1
 
-    /// No byte for this long fails the transfer (SPEC §10).
+    /// No byte for this long fails the transfer (Docs/Options.md).
     let idleTimeout: TimeInterval
     /// The cap on one transfer, or nil.
     let maximumDownloadDuration: TimeInterval?

@@ -3,7 +3,7 @@ import Decoding
 
 /// The final decode step of one download: the body (decrypted) decoded once per distinct
 /// `ImageVariant.Decoding` and transformed once per distinct variant, lazily, so that callers who join late
-/// still get theirs; then each caller's answer (SPEC §10).
+/// still get theirs; then each caller's answer (Docs/Options.md).
 ///
 /// Results are computed on first request and kept until the operation answers its callers: a caller never
 /// waits for a variant nobody asked for. Progressive downloads hand in the images their incremental decoders

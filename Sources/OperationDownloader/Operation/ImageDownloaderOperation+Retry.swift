@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Retries (SPEC §10): a failed attempt asks `RetryPlanner` whether to try again; if so the operation waits
+/// Retries (Docs/Options.md): a failed attempt asks `RetryPlanner` whether to try again; if so the operation waits
 /// (`OperationState.Phase.waitingToRetry`), then starts a fresh transfer the way `start()` does (the HTTP cache
 /// and cookies consulted again).
 ///
@@ -104,7 +104,7 @@ extension OperationState {
 extension Attempt {
     /// Whether a caller saw more of this attempt than its response: a progress report with received bytes, or
     /// (with progressive decoding) body bytes that an incremental decoder may already have turned into a partial
-    /// image. A retry would then show a caller bytes twice, so the failure is final (SPEC §10).
+    /// image. A retry would then show a caller bytes twice, so the failure is final (Docs/Options.md).
     func deliveredBeyondResponse(decodesProgressively: Bool) -> Bool {
         lastReportedSize > 0 || (decodesProgressively && !buffer.isEmpty)
     }

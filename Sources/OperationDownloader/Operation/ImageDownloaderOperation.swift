@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 
 /// Downloads and decodes one URL for any number of coalesced callers (SDWebImage's
-/// `SDWebImageDownloaderOperation`, with the fixes described in SPEC §5 and §10).
+/// `SDWebImageDownloaderOperation`, with the fixes described in Docs/Downloader.md).
 ///
 /// An asynchronous `Operation`. `start()` begins one transfer on the downloader's transport (or on a session of
 /// its own); the transfer's events (`TransferClient`, in ImageDownloaderOperation+Transfer.swift) fill the
@@ -159,9 +159,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     }
 
     /// Adds a caller with its own options and context: its handlers run on its `callbackQueue` (nil: the
-    /// operation's), it gets its own variant of the image (thumbnail size, scale, transformer...), and partial
-    /// images only if its own `options` have `.progressiveLoad`, sharing the transfer with every other caller.
-    /// The options that change the transfer (`ImageDownloaderOptions.perTransfer`) are the operation's.
+    /// operation's), it gets its own variant of the image (Docs/Options.md: thumbnail size, scale, transformer...),
+    /// and partial images only if its own `options` have `.progressiveLoad`, sharing the transfer with every other
+    /// caller. The options that change the transfer (`ImageDownloaderOptions.perTransfer`) are the operation's.
     /// `context` nil: the operation's own settings.
     open func addHandlers(
         forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,

@@ -19,7 +19,7 @@ public protocol ImageDownloaderOperationProtocol: Operation, URLSessionDataDeleg
     func addHandlers(forProgress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?) -> AnyObject?
 
     /// Adds a caller with its own options and context (its callback queue, and its variant of the image:
-    /// thumbnail size, scale, transformer... SPEC §10). The downloader adds every caller this way.
+    /// thumbnail size, scale, transformer... Docs/Options.md). The downloader adds every caller this way.
     /// Default: `addHandlers(forProgress:completed:)` (the caller gets the operation's own settings).
     func addHandlers(
         forProgress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,

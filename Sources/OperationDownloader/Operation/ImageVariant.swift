@@ -2,7 +2,7 @@ import Foundation
 import Decoding
 
 /// What one caller wants made of the downloaded bytes: how to decode them and how to transform the result
-/// (SPEC §10). Callers of one URL share one transfer; each distinct variant is decoded (and transformed) once
+/// (Docs/Options.md). Callers of one URL share one transfer; each distinct variant is decoded (and transformed) once
 /// and shared by the callers that want it; each has its own memory-cache entry.
 struct ImageVariant: Hashable, Sendable {
     /// The decoding settings of a variant: callers with equal ones share one decode (and, with

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How the operation fills in `ImageDownloadMetrics` (SPEC §6.11, §10): its own timestamps and counts, plus
+/// How the operation fills in `ImageDownloadMetrics` (Docs/Options.md): its own timestamps and counts, plus
 /// what the transport measured about each transfer.
 extension ImageDownloadMetrics {
     /// An attempt's transfer ended: the transport's figures (nil where it cannot tell). `requestsBefore`: the

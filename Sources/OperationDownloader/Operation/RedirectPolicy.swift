@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Which redirects are followed, and what the redirected request carries (SPEC §5).
+/// Which redirects are followed, and what the redirected request carries (Docs/Downloader.md).
 struct RedirectPolicy {
     /// Redirects followed before failing with `URLError.httpTooManyRedirects` (browsers use about 20).
     static let maximumRedirects = 20
@@ -44,7 +44,7 @@ struct RedirectPolicy {
     }
 }
 
-/// When the operation answers an authentication challenge (SPEC §5): with its credential, once
+/// When the operation answers an authentication challenge (Docs/Downloader.md): with its credential, once
 /// (`previousFailureCount == 0`), and only to the host it was asked for; otherwise the 401 is final.
 enum CredentialPolicy {
     static func credential(

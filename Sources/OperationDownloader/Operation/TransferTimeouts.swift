@@ -1,6 +1,6 @@
 import Foundation
 
-/// The timeouts of one transfer (SPEC §10): the idle timeout (`downloadTimeout`: no byte for that long) and
+/// The timeouts of one transfer (Docs/Options.md): the idle timeout (`downloadTimeout`: no byte for that long) and
 /// the optional cap on the whole transfer (`maximumDownloadDuration`).
 ///
 /// Both start when the transfer starts and stop when it completes, so decoding never counts against them.

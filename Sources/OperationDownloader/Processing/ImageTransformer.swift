@@ -1,7 +1,7 @@
 import Foundation
 import Decoding
 
-/// Turns a decoded image into another one, after the (thumbnail) decode (SPEC §10; SDWebImage's
+/// Turns a decoded image into another one, after the (thumbnail) decode (Docs/Options.md; SDWebImage's
 /// `SDImageTransformer`, Nuke's `ImageProcessing`).
 ///
 /// Set one in `ImageDownloaderContext.transformer`. Callers of one URL with different transformers share one

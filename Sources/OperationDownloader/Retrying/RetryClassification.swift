@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Which failures a retry policy may retry (SPEC §10).
+/// Which failures a retry policy may retry (Docs/Options.md).
 ///
 /// Retried: connection refused, reset or lost, DNS failures, timeouts, and HTTP 408, 429, 500, 502, 503, 504.
 /// Never retried: every other status, bad image data, too-large bodies, TLS failures, cancellation, and any

@@ -40,7 +40,7 @@ import Testing
 
     /// The same stored response: fresh for a private cache (max-age=600), stale for a shared one (s-maxage=0),
     /// which must then revalidate and may not serve it stale within stale-while-revalidate.
-    @Test func sharedRulesChangeWhatAStoredResponseMayDo() throws {
+    @Test func sharedRulesChangeWhatAStoredResponseMayDo() async throws {
         let t0 = HTTPCacheFixtures.t0
         let entry = HTTPCacheEntryFile(kind: .response, key: "http://h:80/a.png", statusCode: 200,
                                        headers: fields(HTTPCacheFixtures.headers(["Cache-Control": "max-age=600, s-maxage=0, stale-while-revalidate=60"])),

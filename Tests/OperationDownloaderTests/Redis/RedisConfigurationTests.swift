@@ -4,7 +4,7 @@ import Testing
 
 /// `redis://[user:password@]host:port[/db]` and its query options, parsed without a server.
 @Suite struct RedisConfigurationTests {
-    @Test func parsesHostPortDatabaseAndCredentials() throws {
+    @Test func parsesHostPortDatabaseAndCredentials() async throws {
         let plain = try RedisEndpoint(url: try #require(URL(string: "redis://cache.internal:6380/3")))
         #expect(plain.host == "cache.internal" && plain.port == 6380 && plain.database == 3)
         #expect(plain.username == nil && plain.password == nil)
@@ -27,7 +27,7 @@ import Testing
     }
 
     /// The URL a cache reports (`directory`) and names in warnings never carries the password.
-    @Test func redactedURLHasNoCredentials() throws {
+    @Test func redactedURLHasNoCredentials() async throws {
         let endpoint = try RedisEndpoint(url: try #require(URL(string: "redis://alice:secret@127.0.0.1:6390/2")))
         #expect(endpoint.redactedURL.absoluteString == "redis://127.0.0.1:6390/2")
     }
@@ -53,7 +53,7 @@ import Testing
         }
     }
 
-    @Test func queryParametersSetTheOptions() throws {
+    @Test func queryParametersSetTheOptions() async throws {
         let url = try #require(URL(string:
             "redis://127.0.0.1/0?prefix=thumbs&max_ttl=3600&max_body=1024&lock_timeout=2.5&max_wait=9&connect_timeout=0.1&command_timeout=0.5&single_flight=0"))
         let options = try RedisCacheOptions().applying(queryOf: url)
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test(arguments: ["?bogus=1", "?max_ttl=-1", "?max_ttl=abc", "?prefix=", "?single_flight=yes", "?lock_timeout=0"])
-    func refusesBadQueryParameters(query: String) throws {
+    func refusesBadQueryParameters(query: String) async throws {
         let url = try #require(URL(string: "redis://127.0.0.1:6379/0" + query))
         #expect {
             try RedisCacheOptions().applying(queryOf: url)
@@ -76,7 +76,7 @@ import Testing
         }
     }
 
-    @Test func keysAreNamespacedAndHashed() throws {
+    @Test func keysAreNamespacedAndHashed() async throws {
         let keys = RedisKeySpace(prefix: "od")
         let name = HTTPCacheKey.fileName(for: "https://example.com:443/a.png")
         let entry = String(decoding: keys.entryKey(name), as: UTF8.self)

@@ -16,8 +16,8 @@ import TestRequirements
         cache.store(response, data: body, for: F.request(url), requestDate: Date(), responseDate: Date())
     }
 
-    @Test func serverDownIsAMissWithOneWarning() throws {
-        let port = try RedisServer.freePort()  // nothing listens there
+    @Test func serverDownIsAMissWithOneWarning() async throws {
+        let port = try LoopbackPort.free()  // nothing listens there
         let warnings = WarningLog()
         let cache = try HTTPImageCache(redis: try #require(URL(string: "redis://127.0.0.1:\(port)/0")), options: RedisCacheFixtures.options())
         cache.warningHandler = { warnings.append($0) }
@@ -29,9 +29,9 @@ import TestRequirements
         #expect(warnings.all.first?.contains("127.0.0.1:\(port) is unavailable") == true)
     }
 
-    @Test func authRightAndWrong() throws {
+    @Test func authRightAndWrong() async throws {
         // alice may run only what Docs/Scaling.md's ACL example grants, on the cache's keys only.
-        let server = try RedisServer(arguments: ["--requirepass", "s3cret", "--user", "alice", "on", ">wonderland", "~od:*",
+        let server = try await RedisServer.start(arguments: ["--requirepass", "s3cret", "--user", "alice", "on", ">wonderland", "~od:*",
                                                  "+get", "+set", "+del", "+getrange", "+pexpire", "+eval", "+scan", "+select"])
         defer { server.stop() }
         let url = "http://images.test/auth.png"
@@ -60,8 +60,8 @@ import TestRequirements
 
     /// A server that stops answering (CLIENT PAUSE: every command waits) costs one command timeout, then the
     /// breaker keeps the cache out of the way until its back-off has passed.
-    @Test func slowServerTimesOutAndIsBypassed() throws {
-        let server = try RedisServer(); defer { server.stop() }
+    @Test func slowServerTimesOutAndIsBypassed() async throws {
+        let server = try await RedisServer.start(); defer { server.stop() }
         var options = RedisCacheFixtures.options()
         options.commandTimeout = 0.3
         options.retryInterval = 60
@@ -80,8 +80,8 @@ import TestRequirements
     }
 
     /// maxmemory with noeviction: writes are refused (OOM), reads still work, one warning.
-    @Test func fullServerRefusesWritesWithOneWarning() throws {
-        let server = try RedisServer(arguments: ["--maxmemory", "8mb", "--maxmemory-policy", "noeviction"])
+    @Test func fullServerRefusesWritesWithOneWarning() async throws {
+        let server = try await RedisServer.start(arguments: ["--maxmemory", "8mb", "--maxmemory-policy", "noeviction"])
         defer { server.stop() }
         let warnings = WarningLog()
         let cache = try HTTPImageCache(redis: server.url(), options: RedisCacheFixtures.options())
@@ -95,8 +95,8 @@ import TestRequirements
 
     /// The server killed while in use, then started again on the same port: misses meanwhile, entries again after
     /// the back-off.
-    @Test func recoversAfterTheServerComesBack() throws {
-        let first = try RedisServer()
+    @Test func recoversAfterTheServerComesBack() async throws {
+        let first = try await RedisServer.start()
         let port = first.port
         var options = RedisCacheFixtures.options()
         // Any call after a millisecond tries the server again: the restart below takes longer than that.
@@ -111,7 +111,7 @@ import TestRequirements
             .cachedResponse(for: F.request("http://images.test/1.png")) == nil)
         try store(cache, "http://images.test/2.png", F.body(2, count: 10))
         #expect(warnings.all.count == 1)
-        let second = try RedisServer(port: port)
+        let second = try await RedisServer.start(port: port)
         defer { second.stop() }
         try store(cache, "http://images.test/3.png", F.body(3, count: 10))
         #expect(try RedisProbe(second).keys("od:v1:*") == [RedisCacheFixtures.entryKey(for: F.url("http://images.test/3.png"))])

@@ -28,9 +28,23 @@ import TestRequirements
         try #require(cache.store.flights)
     }
 
+    /// Two "processes" download `url`: the first one's request is held at the origin, then the second's
+    /// download starts and this returns once it waits for the first one's fetch.
+    func holderAndWaiter(_ redis: RedisServer, _ transport: ImageDownloaderTransport, url: URL, tag: String) async throws
+        -> (holder: Task<ImageDownloadResult, any Error>, waiter: Task<ImageDownloadResult, any Error>, flights: HTTPCacheFlights) {
+        let (a, _) = try downloader(redis, transport)
+        let (b, cacheB) = try downloader(redis, transport)
+        let holder = Task { try await a.image(for: url, options: .useURLCache) }
+        await server.awaitRequests(tag: tag, count: 1)
+        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
+        let flightsB = try flights(cacheB)
+        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        return (holder, waiter, flightsB)
+    }
+
     @Test(arguments: TestTransports.all)
     func anotherProcessIsServedFromRedis(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/images/image.png?cc=max-age%3D600&tag=\(tag)")
         let first = try await downloader(redis, transport).0.image(for: url, options: .useURLCache)
@@ -44,16 +58,10 @@ import TestRequirements
     /// serves what the holder stored.
     @Test(arguments: TestTransports.all)
     func onlyOneProcessFetches(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
-        let (a, _) = try downloader(redis, transport)
-        let (b, cacheB) = try downloader(redis, transport)
-        let holder = Task { try await a.image(for: url, options: .useURLCache) }
-        await server.awaitRequests(tag: tag, count: 1)
-        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
         server.release(tag)
         let held = try await holder.value
         let waited = try await waiter.value
@@ -66,7 +74,7 @@ import TestRequirements
     /// In one process, downloads of the same URL through two downloaders on one cache share one flight: the
     /// second waits here without a Redis lock of its own.
     @Test func inProcessWaitersQueueBehindTheLocalHolder() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
         let cache = try HTTPImageCache(redis: redis.url(), options: RedisCacheFixtures.options())
@@ -86,16 +94,10 @@ import TestRequirements
     /// The holder is cancelled mid-fetch: it releases the lock and the waiting process fetches instead.
     @Test(arguments: TestTransports.all)
     func aCancelledHolderHandsOver(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
-        let (a, _) = try downloader(redis, transport)
-        let (b, cacheB) = try downloader(redis, transport)
-        let holder = Task { try await a.image(for: url, options: .useURLCache) }
-        await server.awaitRequests(tag: tag, count: 1)
-        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
         holder.cancel()
         await #expect(throws: CancellationError.self) { try await holder.value }
         await server.awaitRequests(tag: tag, count: 2)
@@ -108,16 +110,10 @@ import TestRequirements
     /// A response that may not be stored: the waiters are told, and fetch for themselves.
     @Test(arguments: TestTransports.all)
     func notStorableWaitersFetchThemselves(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=no-store&tag=\(tag)")
-        let (a, _) = try downloader(redis, transport)
-        let (b, cacheB) = try downloader(redis, transport)
-        let holder = Task { try await a.image(for: url, options: .useURLCache) }
-        await server.awaitRequests(tag: tag, count: 1)
-        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
         server.release(tag)
         _ = try await holder.value
         let result = try await waiter.value
@@ -128,16 +124,10 @@ import TestRequirements
 
     /// A waiting download that is cancelled ends at once, with `.cancelled`; the holder is not disturbed.
     @Test func aCancelledWaiterEndsAtOnce() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
-        let (a, _) = try downloader(redis, .urlSession)
-        let (b, cacheB) = try downloader(redis, .urlSession)
-        let holder = Task { try await a.image(for: url, options: .useURLCache) }
-        await server.awaitRequests(tag: tag, count: 1)
-        let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        let (holder, waiter, flightsB) = try await holderAndWaiter(redis, .urlSession, url: url, tag: tag)
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(await waitUntil { flightsB.activeCount == 0 })
@@ -149,7 +139,7 @@ import TestRequirements
     /// Redis killed while downloads run: every download still succeeds (from the origin).
     @Test(arguments: TestTransports.all)
     func redisKilledMidRunFailsNoDownload(_ transport: ImageDownloaderTransport) async throws {
-        let redis = try RedisServer()
+        let redis = try await RedisServer.start()
         let tag = newTag()
         let (downloader, _) = try downloader(redis, transport)
         let urls = (0..<24).map { server.url("/images/image.png?cc=max-age%3D600&n=\($0)&delay_ms=\($0 * 10)&tag=\(tag)") }
@@ -167,7 +157,7 @@ import TestRequirements
 
     /// Shared-cache rules through the downloader: `private` and authorized responses are not shared.
     @Test func privateAndAuthorizedResponsesAreNotShared() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let privateURL = server.url("/images/image.png?cc=private%2C%20max-age%3D600&tag=\(tag)")
         _ = try await downloader(redis, .urlSession).0.image(for: privateURL, options: .useURLCache)

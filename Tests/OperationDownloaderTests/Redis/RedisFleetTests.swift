@@ -27,7 +27,7 @@ import TestRequirements
     }
 
     @Test func anotherProcessGetsHitsFromRedis() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let urls = (0..<5).map { server.url("/images/image.png?cc=max-age%3D600&n=\($0)&tag=\(tag)").absoluteString }
         let first = try await ImagedlProcess(["--http-cache", cacheURL(redis)] + urls).finish()
@@ -40,7 +40,7 @@ import TestRequirements
 
     /// Four processes over the same 30 URLs at once: each URL reaches the origin once.
     @Test func fourProcessesFetchEachURLOnce() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let file = try urlFile((0..<30).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=20&n=\($0)&tag=\(tag)") })
         defer { try? FileManager.default.removeItem(at: file) }
@@ -60,7 +60,7 @@ import TestRequirements
 
     /// The lock holder is killed (SIGKILL) mid-fetch: its lock expires and the waiting process takes over.
     @Test func aKilledHolderIsTakenOver() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&max=60&tag=\(tag)").absoluteString
         let cache = cacheURL(redis, "?lock_timeout=2")
@@ -82,7 +82,7 @@ import TestRequirements
 
     /// Redis killed while four processes run: every download still succeeds.
     @Test func redisKilledMidRunFailsNoDownload() async throws {
-        let redis = try RedisServer()
+        let redis = try await RedisServer.start()
         let tag = newTag()
         let file = try urlFile((0..<30).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=\($0 * 5)&n=\($0)&tag=\(tag)") })
         defer { try? FileManager.default.removeItem(at: file) }
@@ -98,7 +98,7 @@ import TestRequirements
 
     /// One process revalidates (a 304 making the entry fresh again); the next one is served from Redis.
     @Test func aRevalidationIsSeenByTheNextProcess() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.cacheURL(tag: tag, [
             CacheScriptStep(headers: [("Cache-Control", "max-age=0"), ("ETag", "\"v1\""), ("Content-Type", "image/png")], file: "tiny.png"),

@@ -17,8 +17,8 @@ import TestRequirements
         cache.store(response, data: body, for: request ?? F.request(url), requestDate: date, responseDate: date)
     }
 
-    @Test func anEntryOneProcessStoresIsServedToAnother() throws {
-        let server = try RedisServer(); defer { server.stop() }
+    @Test func anEntryOneProcessStoresIsServedToAnother() async throws {
+        let server = try await RedisServer.start(); defer { server.stop() }
         let url = "http://images.test/a.png?size=2"
         let body = F.body(1, count: 50_000)
         let writer = try HTTPImageCache(redis: server.url(), options: RedisCacheFixtures.options())
@@ -41,8 +41,8 @@ import TestRequirements
         #expect(try HTTPCacheEntryFile.decode(value).body == body)
     }
 
-    @Test func keyPrefixSeparatesCaches() throws {
-        let server = try RedisServer(); defer { server.stop() }
+    @Test func keyPrefixSeparatesCaches() async throws {
+        let server = try await RedisServer.start(); defer { server.stop() }
         let url = "http://images.test/b.png"
         let thumbs = try HTTPImageCache(redis: server.url(), options: RedisCacheFixtures.options(prefix: "thumbs"))
         try store(thumbs, url, headers: ["Cache-Control": "max-age=600"], body: F.body(2, count: 100))
@@ -57,8 +57,8 @@ import TestRequirements
     }
 
     /// A value that is not a valid entry (garbage, a cut entry, another key's entry) is a miss and is deleted.
-    @Test func invalidValuesAreMissesAndDeleted() throws {
-        let server = try RedisServer(); defer { server.stop() }
+    @Test func invalidValuesAreMissesAndDeleted() async throws {
+        let server = try await RedisServer.start(); defer { server.stop() }
         let probe = RedisProbe(server)
         let url = "http://images.test/c.png"
         let key = RedisCacheFixtures.entryKey(for: F.url(url))
@@ -80,8 +80,8 @@ import TestRequirements
     }
 
     /// Each variant of a response with Vary under its own key; every process finds the one its request selects.
-    @Test func varyVariantsHaveTheirOwnKeys() throws {
-        let server = try RedisServer(); defer { server.stop() }
+    @Test func varyVariantsHaveTheirOwnKeys() async throws {
+        let server = try await RedisServer.start(); defer { server.stop() }
         let url = "http://images.test/v.png"
         let writer = try HTTPImageCache(redis: server.url(), options: RedisCacheFixtures.options())
         let webp = F.request(url, headers: ["Accept": "image/webp"])
@@ -97,8 +97,8 @@ import TestRequirements
         for key in keys { #expect(try RedisProbe(server).pttl(key) > 0, "\(key) has no TTL") }
     }
 
-    @Test func bodiesOverTheLimitAreNotStored() throws {
-        let server = try RedisServer(); defer { server.stop() }
+    @Test func bodiesOverTheLimitAreNotStored() async throws {
+        let server = try await RedisServer.start(); defer { server.stop() }
         var options = RedisCacheFixtures.options()
         options.maximumBodySize = 1000
         let cache = try HTTPImageCache(redis: server.url(), options: options)
@@ -109,8 +109,8 @@ import TestRequirements
 
     /// The memory layer answers only while the value in Redis is the one it holds (a header read proves it);
     /// another process's newer entry, or its removal, shows at once.
-    @Test func memoryLayerFollowsOtherProcesses() throws {
-        let server = try RedisServer(); defer { server.stop() }
+    @Test func memoryLayerFollowsOtherProcesses() async throws {
+        let server = try await RedisServer.start(); defer { server.stop() }
         let url = "http://images.test/m.png"
         let a = try HTTPImageCache(redis: server.url(), options: RedisCacheFixtures.options())
         let b = try HTTPImageCache(redis: server.url(), options: RedisCacheFixtures.options())
@@ -124,8 +124,8 @@ import TestRequirements
     }
 
     /// A 304 one process applies (the refreshed dates) is what the next process reads.
-    @Test func aRevalidationIsSeenByTheNextProcess() throws {
-        let server = try RedisServer(); defer { server.stop() }
+    @Test func aRevalidationIsSeenByTheNextProcess() async throws {
+        let server = try await RedisServer.start(); defer { server.stop() }
         let url = "http://images.test/r.png"
         let old = Date().addingTimeInterval(-120)
         let a = try HTTPImageCache(redis: server.url(), options: RedisCacheFixtures.options())

@@ -26,7 +26,7 @@ import TestRequirements
     }
 
     @Test func theWaiterServesWhatTheHolderStored() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let a = try HTTPImageCache(redis: redis.url(), options: RedisCacheFixtures.options())
         let b = try HTTPImageCache(redis: redis.url(), options: RedisCacheFixtures.options())
         let holder = transaction(a)
@@ -52,7 +52,7 @@ import TestRequirements
 
     /// A revalidation that waited for another process's 304 serves its fresh result instead of asking again.
     @Test func aWaitingRevalidationUsesTheOtherProcesssRefresh() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         let a = try HTTPImageCache(redis: redis.url(), options: RedisCacheFixtures.options())
         let b = try HTTPImageCache(redis: redis.url(), options: RedisCacheFixtures.options())
         let old = Date().addingTimeInterval(-60)
@@ -84,7 +84,7 @@ import TestRequirements
 
     /// Past `maximumWait` a waiter stops waiting and fetches by itself (without the lock).
     @Test func aWaiterGivesUpAfterTheMaximumWait() async throws {
-        let redis = try RedisServer(); defer { redis.stop() }
+        let redis = try await RedisServer.start(); defer { redis.stop() }
         var options = RedisCacheFixtures.options()
         options.maximumWait = 0.2
         let a = try HTTPImageCache(redis: redis.url(), options: options)

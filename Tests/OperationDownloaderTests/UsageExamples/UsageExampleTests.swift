@@ -54,7 +54,7 @@ import UsageExamples
         let tag = newTag()
         let url = server.url("/flaky/\(tag)/image.png?fail=5&status=503&tag=\(tag)")
         let report = await downloadReportingFailure(url, with: makeDownloader(transport).0)
-        #expect(report.hasPrefix("unacceptable HTTP status 503 (after 3 attempts); last attempt: network, status 503"),
+        #expect(report.hasPrefix("unacceptable HTTP status 503 (Service Unavailable) (after 3 attempts); last attempt: network, status 503"),
                 "\(report)")
         #expect(server.stats(tag: tag).count == 3)
 
@@ -139,6 +139,6 @@ import UsageExamples
         let tag = newTag()
         await log.download(server.url("/images/tiny.png?tag=\(tag)"), with: makeDownloader().0)
         await log.download(server.url("/status/410?tag=\(tag)"), with: makeDownloader().0)
-        #expect(await log.entries == ["410: unacceptable HTTP status 410"])
+        #expect(await log.entries == ["410: unacceptable HTTP status 410 (Gone)"])
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Which engine carries a downloader's HTTP exchanges (SPEC §10).
+/// Which engine carries a downloader's HTTP exchanges (Docs/Options.md).
 ///
 /// - `.urlSession`: Foundation's `URLSession` (on Linux, swift-corelibs-foundation over libcurl). The default,
 ///   and the only one on Apple platforms.

@@ -1,7 +1,7 @@
 import Foundation
 
 extension TransferRequest {
-    /// The transfer priority for an operation's queue priority (SPEC §10): `.highPriority` 0.75, `.lowPriority`
+    /// The transfer priority for an operation's queue priority (Docs/Options.md): `.highPriority` 0.75, `.lowPriority`
     /// 0.25, otherwise 0.5 (URLSessionTask's scale).
     static func priority(for queuePriority: Operation.QueuePriority) -> Float {
         switch queuePriority {

@@ -50,7 +50,7 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("tmp"), withIntermediateDirectories: true)
         for (name, data) in files { try data.write(to: www.appendingPathComponent(name)) }
         accessLog = directory.appendingPathComponent("access.log")
-        port = try Self.freePort()
+        port = try LoopbackPort.free()
         let d = directory.path
         let configuration = """
         worker_processes 1;
@@ -86,7 +86,7 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        guard Self.waitForListener(port: port, process: process) else {
+        guard LoopbackPort.waitForListener(port: port, process: process) else {
             stop()
             let log = (try? String(contentsOfFile: "\(d)/error.log", encoding: .utf8)) ?? ""
             throw TestCertificateFailure(message: "nginx did not start: \(log.suffix(500))")
@@ -105,44 +105,5 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
         try? lifeline.fileHandleForWriting.close()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// A port the kernel picked and released (nginx binds it a moment later).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestCertificateFailure(message: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw TestCertificateFailure(message: "bind() failed") }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Connects until nginx accepts (a start-up wait, bounded at 10 s; not a timing assertion).
-    private static func waitForListener(port: Int, process: Process) -> Bool {
-        for _ in 0..<200 {
-            guard process.isRunning else { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            close(fd)
-            if connected == 0 { return true }
-            usleep(50_000)
-        }
-        return false
     }
 }

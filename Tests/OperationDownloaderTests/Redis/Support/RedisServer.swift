@@ -30,8 +30,18 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
     child.wait()
     """
 
+    /// Starts a server (see `init`) on a dispatch thread: starting one blocks for as long as python and redis
+    /// take to come up, which on the cooperative pool (two threads on two cores) stalls every other test.
+    static func start(arguments: [String] = [], port: Int? = nil) async throws -> RedisServer {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try RedisServer(arguments: arguments, port: port) })
+            }
+        }
+    }
+
     /// Starts a server; `arguments` are extra configuration (`["--requirepass", "secret"]`); `port` nil picks a
-    /// free one.
+    /// free one. Blocks until it listens: async tests call `start` instead.
     init(arguments: [String] = [], port fixedPort: Int? = nil) throws {
         guard let binary = Requirement.redisServerPath else { throw RedisServerFailure(message: "no redis-server") }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-redis-\(UUID().uuidString)")
@@ -39,7 +49,7 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
         var lastError = "not started"
         // A port picked free may be taken before redis binds it: a few tries.
         for _ in 0..<5 {
-            let port = try fixedPort ?? Self.freePort()
+            let port = try fixedPort ?? LoopbackPort.free()
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", "-c", Self.supervisor, "300", binary,
@@ -52,7 +62,7 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            if Self.waitForListener(port: port, process: process) {
+            if LoopbackPort.waitForListener(port: port, process: process) {
                 self.port = port
                 self.process = process
                 self.lifeline = lifeline
@@ -78,44 +88,6 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
         try? lifeline.fileHandleForWriting.close()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// A port the kernel picked and released (redis binds it a moment later).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw RedisServerFailure(message: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw RedisServerFailure(message: "bind() failed") }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Connects until redis accepts (a start-up wait, bounded at 10 s; not a timing assertion).
-    private static func waitForListener(port: Int, process: Process) -> Bool {
-        for _ in 0..<200 {
-            guard process.isRunning else { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            close(fd)
-            if connected == 0 { return true }
-            usleep(50_000)
-        }
-        return false
     }
 }
 

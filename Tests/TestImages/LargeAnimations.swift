@@ -4,9 +4,17 @@ import Foundation
 /// The big animations of the issue that moved frames on demand (1000×1000 × 120 frames and 2000×2000 × 40),
 /// made here: every frame covers the whole canvas (an eager decoder would hold all of them), frames
 /// alternate between a few uniform colours so the files stay small and quick to make.
-enum LargeAnimations {
-    /// A GIF of `frames` full-canvas frames of `side`×`side`, cycling through three palette colours.
-    static func gif(side: Int, frames: Int) -> Data {
+public enum LargeAnimations {
+    /// The colours the GIF's frames cycle through (RGBA8): red, green, blue.
+    public static let gifColours: [[UInt8]] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]]
+
+    /// Frame `index` of `gif(side:frames:)`, composited: one uniform colour.
+    public static func gifFrame(_ index: Int, side: Int) -> [UInt8] {
+        Array([[UInt8]](repeating: gifColours[index % 3], count: side * side).joined())
+    }
+
+    /// A GIF of `frames` full-canvas frames of `side`×`side`, cycling through three palette colours (`gifColours`).
+    public static func gif(side: Int, frames: Int) -> Data {
         func u16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
         var out = Array("GIF89a".utf8) + u16(side) + u16(side) + [0x81, 0, 0]
         out += [0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0, 255]
@@ -22,7 +30,7 @@ enum LargeAnimations {
     }
 
     /// An APNG of `frames` full-canvas frames (the default image is the first), reusing one encoded frame.
-    static func apng(side: Int, frames: Int) throws -> Data {
+    public static func apng(side: Int, frames: Int) throws -> Data {
         let encoded = try encodedFrame(side: side, format: .png)
         func u32(_ v: Int) -> [UInt8] { [UInt8((v >> 24) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
         var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
@@ -50,7 +58,7 @@ enum LargeAnimations {
     }
 
     /// An animated WebP of `frames` full-canvas lossless frames, reusing one encoded frame.
-    static func webp(side: Int, frames: Int) throws -> Data {
+    public static func webp(side: Int, frames: Int) throws -> Data {
         let encoded = try encodedFrame(side: side, format: .webp)
         func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8((v >> (8 * $0)) & 0xFF) } }
         func chunk(_ tag: String, _ payload: [UInt8]) -> [UInt8] { Array(tag.utf8) + le(payload.count, 4) + payload + (payload.count & 1 == 1 ? [0] : []) }
@@ -77,7 +85,7 @@ enum LargeAnimations {
 
     /// LZW (minimum code size 2) of `count` copies of `index`, as any GIF encoder writes it: the table of
     /// runs grows by one entry per code, so the codes stay few.
-    static func uniformLZW(index: UInt8, count: Int) -> [UInt8] {
+    public static func uniformLZW(index: UInt8, count: Int) -> [UInt8] {
         let clear = 4
         var table = [Int16](repeating: -1, count: 4096 * 4)  // (prefix code, symbol) → code
         var codeSize = 3, next = clear + 2
@@ -106,14 +114,16 @@ enum LargeAnimations {
         return out
     }
 
-    static func subBlocks(_ data: [UInt8]) -> [UInt8] {
+    /// GIF data sub-blocks (at most 255 bytes each), without the terminator.
+    public static func subBlocks(_ data: [UInt8]) -> [UInt8] {
         stride(from: 0, to: data.count, by: 255).flatMap { start -> [UInt8] in
             let end = min(data.count, start + 255)
             return [UInt8(end - start)] + data[start..<end]
         }
     }
 
-    static func pngChunks(_ file: [UInt8]) -> [(type: String, body: [UInt8])] {
+    /// The chunks of a PNG file, in order.
+    public static func pngChunks(_ file: [UInt8]) -> [(type: String, body: [UInt8])] {
         var chunks: [(String, [UInt8])] = []
         var offset = 8
         while offset + 12 <= file.count {
@@ -125,7 +135,8 @@ enum LargeAnimations {
         return chunks
     }
 
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+    /// CRC-32 as PNG chunks use it.
+    public static func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes {
             crc ^= UInt32(byte)
