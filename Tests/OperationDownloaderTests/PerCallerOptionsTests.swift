@@ -43,7 +43,8 @@ import Testing
         TransferCase(name: "ignoreCachedResponse with useURLCache", shared: .useURLCache, added: .ignoreCachedResponse),
         TransferCase(name: "handleCookies", shared: [], added: .handleCookies),
         TransferCase(name: "allowInvalidSSLCertificates", shared: [], added: .allowInvalidSSLCertificates),
-        TransferCase(name: "continueInBackground", shared: [], added: .continueInBackground),
+        // `.continueInBackground` is in CoalescingKeyTests only: a download with it would begin a background task
+        // with whatever global provider a concurrently running test (LifecycleTests) has set.
     ]
 
     @Test(arguments: transferCases)
