@@ -5,7 +5,7 @@ import Testing
 
 /// Hostile and damaged animations: frame-count bombs, LZW bombs, a huge canvas with tiny frames, truncated
 /// files (still `isIncomplete`, with the frames that exist). Limits refuse with errors that name them.
-@Suite(.serialized) struct AnimationHostileInputTests {
+@Suite(.serialized, .offThePool) struct AnimationHostileInputTests {
     static func tinyFrames(_ count: Int, step: Int = 1) -> [AnimationBuilders.GIFFrame] {
         (0..<count).map { i in AnimationBuilders.GIFFrame(x: (i * step) % 60000, y: 0, width: 1, height: 1, indices: [UInt8(i % 4)]) }
     }

@@ -7,7 +7,7 @@ import Testing
 /// (`.preloadAllFrames`), in sequential, backward and random order, for every animated file of the corpus
 /// and for generated GIF, APNG and WebP animations that exercise every disposal and blend rule. The eager
 /// frames themselves are checked against the corpus' reference hashes by the coders' own suites.
-@Suite(.serialized) struct AnimationOnDemandTests {
+@Suite(.serialized, .offThePool) struct AnimationOnDemandTests {
     /// The corpus' animations of the formats composited here (GIF, APNG, WebP).
     static let animatedCorpusFiles: [String] = Corpus.expected
         .filter { ["gif", "png", "webp"].contains($0.value.format) && ($0.value.frames ?? 1) > 1 && !$0.value.expected.hasPrefix("reject") }

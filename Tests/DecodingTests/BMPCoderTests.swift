@@ -4,7 +4,7 @@ import TestRequirements
 @testable import Decoding
 
 /// BMP against the corpus, plus synthetic files for the layouts the corpus lacks.
-@Suite(.serialized) struct BMPCoderTests {
+@Suite(.serialized, .offThePool) struct BMPCoderTests {
     static func decode(_ bytes: [UInt8], _ options: ImageDecodingOptions = .init()) throws -> DecodedImage {
         try BMPCoder().decode(Data(bytes), options: options)
     }

@@ -5,7 +5,7 @@ import TestRequirements
 
 /// Colour management (issue 17): embedded colour spaces converted to sRGB through lcms2, checked against
 /// Pillow ImageCms (lcms2) references made by Tests/Support/DecoderFixtures/make_color_fixtures.py, with ΔE2000.
-@Suite(.serialized) struct ColorManagementTests {
+@Suite(.serialized, .offThePool) struct ColorManagementTests {
 
     /// Fixture, and what the decoder must say it converted from.
     static let fixtures: [(file: String, from: String)] = [

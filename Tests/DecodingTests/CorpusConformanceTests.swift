@@ -4,7 +4,7 @@ import TestRequirements
 @testable import Decoding
 
 /// Every file of ../shared/corpus decodes to its documented outcome (expected.json / MANIFEST.md).
-@Suite(.serialized) struct CorpusConformanceTests {
+@Suite(.serialized, .offThePool) struct CorpusConformanceTests {
     /// What expected.json says must happen to a file.
     enum Outcome: Equatable {
         case decode            // pixels must match the reference

@@ -1,11 +1,12 @@
 @testable import Decoding
 import Foundation
+import TestRequirements
 import Testing
 
 /// The decode memory budget: FIFO waits, a waiter needing the whole budget, cancellation, typed errors for a
 /// canvas larger than the budget, shrink-on-load under a small budget, and decodes that wait instead of
 /// failing. Waits are observed through the ledger's wait hook, never by polling or sleeping.
-@Suite(.serialized) struct DecodingBudgetTests {
+@Suite(.serialized, .offThePool) struct DecodingBudgetTests {
     static let mib = 1 << 20
 
     /// Signals once per reservation that starts waiting.

@@ -5,7 +5,7 @@ import TestRequirements
 
 /// `ImageCodersManager.encode(_:options:)`: JPEG quality, progressive, chroma subsampling, flattening,
 /// orientation and metadata; PNG levels; WebP lossy and lossless round trips; the older contract.
-@Suite(.serialized) struct EncodingOptionsTests {
+@Suite(.serialized, .offThePool) struct EncodingOptionsTests {
     let manager = ImageCodersManager.shared
 
     /// JPEG marker segments before the scan: (marker, payload).

@@ -1,8 +1,9 @@
 import Foundation
+import TestRequirements
 import Testing
 @testable import Decoding
 
-@Suite(.serialized) struct FormatSniffingTests {
+@Suite(.serialized, .offThePool) struct FormatSniffingTests {
     @Test func recognisesSignatures() {
         let cases: [([UInt8], ImageFormat)] = [
             ([0xFF, 0xD8, 0xFF, 0xE0], .jpeg),
@@ -32,7 +33,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct ScaleFactorTests {
+@Suite(.serialized, .offThePool) struct ScaleFactorTests {
     @Test(arguments: [
         ("icon@2x.png", 2.0), ("icon@3x.jpg", 3.0), ("icon.png", 1.0), ("icon@2x", 2.0),
         ("https://example.com/a/b/icon@3x.png?v=2", 3.0), ("https://example.com/icon@2x", 2.0),
@@ -44,7 +45,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct EXIFOrientationTests {
+@Suite(.serialized, .offThePool) struct EXIFOrientationTests {
     func tiff(littleEndian: Bool, orientation: UInt16) -> [UInt8] {
         func u16(_ v: UInt16) -> [UInt8] { littleEndian ? [UInt8(v & 0xFF), UInt8(v >> 8)] : [UInt8(v >> 8), UInt8(v & 0xFF)] }
         func u32(_ v: UInt32) -> [UInt8] { littleEndian ? u16(UInt16(v & 0xFFFF)) + u16(UInt16(v >> 16)) : u16(UInt16(v >> 16)) + u16(UInt16(v & 0xFFFF)) }
@@ -70,7 +71,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct ScalerTests {
+@Suite(.serialized, .offThePool) struct ScalerTests {
     @Test func thumbnailKeepsAspectAndNeverEnlarges() {
         let fit = ImageScaler.targetSize(width: 4000, height: 3000, options: .init(thumbnailPixelSize: CGSize(width: 400, height: 400)))
         #expect(fit?.width == 400 && fit?.height == 300)
@@ -91,7 +92,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct SHA256Tests {
+@Suite(.serialized, .offThePool) struct SHA256Tests {
     /// FIPS 180-4 test vectors, including lengths around the 55/56/64-byte padding boundaries.
     @Test func knownVectors() {
         #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")

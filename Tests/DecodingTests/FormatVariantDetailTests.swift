@@ -1,10 +1,11 @@
 import Foundation
+import TestRequirements
 import Testing
 @testable import Decoding
 
 /// The behaviours behind some of the format variants (issue 20), asserted pixel by pixel rather than by hash:
 /// PNG tRNS keys, cursor AND masks, 2-bit BMP.
-@Suite struct FormatVariantDetailTests {
+@Suite(.offThePool) struct FormatVariantDetailTests {
     private func pixels(_ name: String) throws -> [[UInt8]] {
         let image = try FormatVariantTests.decode(name)
         return stride(from: 0, to: image.pixels.count, by: 4).map { Array(image.pixels[$0..<$0 + 4]) }

@@ -7,7 +7,7 @@ import TestRequirements
 /// Tests/Support/DecoderFixtures/make_variant_fixtures.py: each decodes to its reference (Pillow's decode, or
 /// the generator's samples where Pillow is wrong or refuses the file: see `why` in variants/expected.json), in
 /// one piece and in chunks.
-@Suite struct FormatVariantTests {
+@Suite(.offThePool) struct FormatVariantTests {
     /// The references ignore colour tags (gAMA, a BMP's V5 profile), as Pillow does: compare pixels as decoded.
     static let asDecoded = ImageDecodingOptions(colorManagement: .keepOriginal)
 

@@ -7,7 +7,7 @@ import Decoding
 /// Fuzz/run.sh) through the fuzzer's own harness (Support/FuzzHarness.swift): one-shot decode, then the chunked
 /// incremental decode. A fixed finding must now end with a value or a thrown error: no trap, no broken
 /// invariant, and (under the address sanitizer, as CI runs this suite) no leak.
-@Suite(.serialized) struct FuzzRegressionTests {
+@Suite(.serialized, .offThePool) struct FuzzRegressionTests {
     static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Support/FuzzRegressions")

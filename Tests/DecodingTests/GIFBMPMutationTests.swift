@@ -5,7 +5,7 @@ import TestRequirements
 
 /// Thousands of damaged GIF, BMP and ICO files: every decode must end in an image or an
 /// `ImageDecodingError`, never a trap, and the incremental GIF decoder must agree with the one-shot one.
-@Suite(.serialized) struct GIFBMPMutationTests {
+@Suite(.serialized, .offThePool) struct GIFBMPMutationTests {
     /// A low pixel limit keeps mutated headers from asking for big (legal) canvases and slowing the run.
     static let options = ImageDecodingOptions(maximumPixelCount: 1_000_000)
 

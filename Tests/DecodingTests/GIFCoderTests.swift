@@ -4,7 +4,7 @@ import TestRequirements
 @testable import Decoding
 
 /// GIF against the corpus (Pillow's per-frame hashes) and against the browser rules where Pillow differs.
-@Suite(.serialized) struct GIFCoderTests {
+@Suite(.serialized, .offThePool) struct GIFCoderTests {
     /// Frames where the corpus reference (Pillow) and browsers disagree; each is checked by its own test below.
     /// - dispose_bgnd.gif frames 2...4: the previous frame used disposal 2 and has no transparent index.
     ///   Pillow fills its rectangle with the opaque background colour, browsers (and we) clear it to transparent.

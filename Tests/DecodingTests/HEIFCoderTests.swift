@@ -4,7 +4,7 @@ import TestRequirements
 @testable import Decoding
 
 /// HEIF/HEIC/AVIF through libheif (dlopen): corpus outcomes, hostile input, and the behaviour without the library.
-@Suite(.serialized) struct HEIFCoderTests {
+@Suite(.serialized, .offThePool) struct HEIFCoderTests {
     let coder = HEIFCoder()
 
     @Test(.requires(.corpus, .libheif))

@@ -1,10 +1,11 @@
 import Foundation
+import TestRequirements
 import Testing
 @testable import Decoding
 
 /// The package's own ICC reader (`ICCProfile`, `ICCToneCurve`, `MatrixTRCProfile`) on hostile and unusual
 /// profiles: a typed `ICCProfileError` (colour management then asks lcms2), never a trap.
-@Suite struct ICCProfileReaderTests {
+@Suite(.offThePool) struct ICCProfileReaderTests {
     static let p3 = [0.3127, 0.3290, 0.680, 0.320, 0.265, 0.690, 0.150, 0.060]
 
     static func matrixError(_ data: Data) -> ICCProfileError? {

@@ -4,7 +4,7 @@ import TestRequirements
 @testable import Decoding
 
 /// ICO: entry choice, DIB entries with their AND mask, PNG entries through the registered PNG coder.
-@Suite(.serialized) struct ICOCoderTests {
+@Suite(.serialized, .offThePool) struct ICOCoderTests {
     struct Entry {
         var width: Int, height: Int, bits: Int, payload: [UInt8]
     }

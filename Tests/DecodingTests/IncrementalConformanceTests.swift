@@ -4,7 +4,7 @@ import TestRequirements
 @testable import Decoding
 
 /// Feeding a file through the incremental decoder in random pieces ends in exactly the one-shot result.
-@Suite(.serialized) struct IncrementalConformanceTests {
+@Suite(.serialized, .offThePool) struct IncrementalConformanceTests {
     /// Feeds `data` in chunks of random size (log-uniform, 1 byte ... 64 KB), asking for the current image
     /// now and then as a progressive download would. Returns the final image or the error thrown.
     static func decodeInChunks(

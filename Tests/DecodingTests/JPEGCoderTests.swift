@@ -5,7 +5,7 @@ import TestRequirements
 
 /// The JPEG coder against the shared corpus, real libjpeg-turbo, no mocks. Every test talks to `JPEGCoder`
 /// directly or to a manager holding only it, so other registered coders cannot change the outcome.
-@Suite("JPEG coder", .serialized)
+@Suite("JPEG coder", .serialized, .offThePool)
 struct JPEGCoderTests {
     let coder = JPEGCoder()
 
@@ -317,7 +317,7 @@ enum JPEGMarkers {
     }
 }
 
-@Suite(.serialized) struct JPEGThumbnailSizeTests {
+@Suite(.serialized, .offThePool) struct JPEGThumbnailSizeTests {
     /// DCT pre-shrinking must not change the final size: 4031x3023 in a 100x100 box is 100x75 either way.
     @Test func dctScaledThumbnailHasTheExactTargetSize() throws {
         let source = DecodedImage(width: 4031, height: 3023, pixels: [UInt8](repeating: 200, count: 4031 * 3023 * 4), format: .png)

@@ -5,7 +5,7 @@ import TestRequirements
 
 /// The DC-only shrink-on-load path: the same pixels as libjpeg's 1/8 scaling on the whole corpus (restart
 /// markers and every sampling included), and a fallback to libjpeg for everything else and for damaged data.
-@Suite(.serialized) struct JPEGDCThumbnailTests {
+@Suite(.serialized, .offThePool) struct JPEGDCThumbnailTests {
     /// Options that ask for at most 1/8 of a `w`×`h` image with shrink-on-load.
     static func eighth(_ w: Int, _ h: Int) -> ImageDecodingOptions {
         ImageDecodingOptions(thumbnailPixelSize: CGSize(width: (w + 7) / 8, height: (h + 7) / 8), shrinkOnLoad: .fit)

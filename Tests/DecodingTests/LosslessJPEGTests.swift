@@ -1,10 +1,11 @@
 import Foundation
+import TestRequirements
 import Testing
 @testable import Decoding
 
 /// Lossless JPEG (SOF3, issue 20): decoded where the linked libjpeg-turbo has lossless support (3.0+), otherwise a
 /// typed `UnsupportedImageFeature` naming lossless JPEG and the version it needs — never `.corrupt`.
-@Suite struct LosslessJPEGTests {
+@Suite(.offThePool) struct LosslessJPEGTests {
     /// libjpeg-turbo 3.0 added the 12- and 16-bit entry points together with lossless mode: their presence in the
     /// process is the capability (the one-shot and incremental paths link the same library).
     static let libjpegDecodesLossless = dlsym(nil, "jpeg16_read_scanlines") != nil

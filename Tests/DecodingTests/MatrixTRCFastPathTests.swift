@@ -6,7 +6,7 @@ import TestRequirements
 /// The matrix/TRC fast path against lcms2 itself (the same library Pillow and the previous path use), on
 /// synthetic profiles (gamma, parametric and sampled curves; several primaries and white points) and on the
 /// colour test images. Goal (issue 22): ΔE2000 mean ≤ 0.5 and p99 ≤ 1 on every one.
-@Suite struct MatrixTRCFastPathTests {
+@Suite(.offThePool) struct MatrixTRCFastPathTests {
     /// White, red, green, blue as CIE xy.
     static let primaries: [(String, [Double])] = [
         ("sRGB", [0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06]),

@@ -5,7 +5,7 @@ import TestRequirements
 
 /// Thousands of truncated and bit-flipped variants of small corpus files: each decodes or fails with a typed
 /// error, one-shot and chunked. A trap would kill the test process, so finishing is half the assertion.
-@Suite(.serialized) struct MutationTests {
+@Suite(.serialized, .offThePool) struct MutationTests {
     static let smallFiles: [String] = Corpus.allFiles.filter { ((try? Corpus.data($0).count) ?? .max) <= 48 * 1024 }
     static let options = ImageDecodingOptions(maximumPixelCount: 4_000_000)
 

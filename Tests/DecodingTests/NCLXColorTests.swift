@@ -6,7 +6,7 @@ import TestRequirements
 /// HEIF/AVIF `nclx` colour descriptions (H.273 code points, no ICC profile): wide-gamut primaries are converted
 /// to sRGB, HDR is left as decoded and says so. The reference is computed here from the H.273 chromaticities in
 /// double precision (linearise, 3×3 matrix, clip, encode), independently of lcms2.
-@Suite(.serialized) struct NCLXColorTests {
+@Suite(.serialized, .offThePool) struct NCLXColorTests {
 
     @Test func codePointsMeanWhatH273Says() {
         #expect(NCLXColor(primaries: 1, transfer: 13).meaning == .sRGB)

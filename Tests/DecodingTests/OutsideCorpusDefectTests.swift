@@ -6,7 +6,7 @@ import TestRequirements
 /// Defects found by decoding an independent corpus of ~1,400 files with Pillow as the oracle (issue 12,
 /// point 11). Each fixture reproduces one defect; each must now match its reference exactly, through
 /// the manager and through chunked incremental decoding.
-@Suite(.serialized) struct OutsideCorpusDefectTests {
+@Suite(.serialized, .offThePool) struct OutsideCorpusDefectTests {
 
     /// Decodes a fixture and checks it against expected.json's reference hash.
     private func expectReference(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> DecodedImage {

@@ -6,7 +6,7 @@ import TestRequirements
 /// PNG/APNG coder against the shared corpus: documented outcome and exact RGBA hash per file, chunked
 /// feeding, partial images, hostile input, encoding. The coder is used directly, so other registered
 /// coders cannot interfere.
-@Suite(.serialized) struct PNGCoderTests {
+@Suite(.serialized, .offThePool) struct PNGCoderTests {
     let coder = PNGCoder()
 
     /// What a file must do, from expected.json and MANIFEST.md.

@@ -4,7 +4,7 @@ import TestRequirements
 @testable import Decoding
 
 /// The PNG incremental decoder: identical results for any chunking, partial images while loading.
-@Suite(.serialized) struct PNGIncrementalDecoderTests {
+@Suite(.serialized, .offThePool) struct PNGIncrementalDecoderTests {
     let coder = PNGCoder()
 
     /// Feeds `data` in pieces of the given sizes (cycled), the last one final. Returns the final image or

@@ -5,7 +5,7 @@ import TestRequirements
 
 /// Crop, rounded corners and circle, blur, grayscale, flips, rotations and EXIF orientation: golden sizes
 /// and exact pixels.
-@Suite(.serialized) struct PixelOperationTests {
+@Suite(.serialized, .offThePool) struct PixelOperationTests {
     // MARK: crop
 
     @Test func cropRectIsClippedToTheImage() throws {

@@ -6,7 +6,7 @@ import TestRequirements
 /// Progressive previews of colour-managed images (issue 22): every preview is colour-correct (its pixels are
 /// exactly the unconverted preview converted), previews convert only what changed, and the final image is
 /// identical to the one-shot decode.
-@Suite struct ProgressiveColorTests {
+@Suite(.offThePool) struct ProgressiveColorTests {
     static let p3 = ICCProfileBuilder.rgb("Display P3", chromaticities: [0.3127, 0.3290, 0.680, 0.320, 0.265, 0.690, 0.150, 0.060],
                                           curve: .sRGB).data
 

@@ -1,10 +1,11 @@
 import Foundation
+import TestRequirements
 import Testing
 @testable import Decoding
 
 /// `DecodedImage.resized`: geometry of fit / fill / exact, exact pixels of the filters, premultiplied alpha,
 /// animations, and bad input.
-@Suite(.serialized) struct ResizeTests {
+@Suite(.serialized, .offThePool) struct ResizeTests {
     @Test("fit, fill and exact give the documented sizes", arguments: [
         // image, box, mode, upscaling → result
         (400, 300, 100, 100, ImageResizeMode.fit, false, 100, 75),

@@ -6,7 +6,7 @@ import TestRequirements
 /// Profiles that are sRGB in effect convert nothing and report `colorState == .sRGB` (issue 22): colorants and
 /// curves within `MatrixTRCProfile.sRGBTolerance` (0.002) of sRGB's. Decided by the package's own ICC reader,
 /// so it holds without lcms2 too.
-@Suite struct SRGBEquivalenceTests {
+@Suite(.offThePool) struct SRGBEquivalenceTests {
     static let sRGB = [0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06]
 
     static func isSRGB(_ profile: Data) throws -> Bool {

@@ -5,7 +5,7 @@ import TestRequirements
 
 /// TIFF through libtiff (dlopen): corpus hashes, orientation reporting, hostile input, and the behaviour
 /// without the library.
-@Suite(.serialized) struct TIFFCoderTests {
+@Suite(.serialized, .offThePool) struct TIFFCoderTests {
     let coder = TIFFCoder()
 
     @Test(.requires(.corpus, .libtiff))

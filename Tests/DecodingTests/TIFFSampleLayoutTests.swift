@@ -5,7 +5,7 @@ import TestRequirements
 
 /// TIFF layouts libtiff's RGBA interface refuses or converts differently (issue 20): read as samples by the shim
 /// (cic_tiff_samples.c) with the rules Docs/Decoding.md names, and CIELab through lcms2.
-@Suite(.requires(.libtiff)) struct TIFFSampleLayoutTests {
+@Suite(.requires(.libtiff), .offThePool) struct TIFFSampleLayoutTests {
     let coder = TIFFCoder()
 
     private func gray(_ image: DecodedImage) -> [UInt8] {

@@ -5,7 +5,7 @@ import TestRequirements
 
 /// WebP through libwebp (dlopen): corpus hashes, animation frames, incremental decoding, hostile input,
 /// and the behaviour without the library.
-@Suite(.serialized) struct WebPCoderTests {
+@Suite(.serialized, .offThePool) struct WebPCoderTests {
     let coder = WebPCoder()
 
     @Test(.requires(.corpus, .libwebp))

@@ -7,7 +7,7 @@ import Testing
 
 /// The animations that used to fail (1000×1000 × 120 frames, 2000×2000 × 40) download with every frame, as
 /// thumbnails too, on both transports; `imagedl decode --frame N` writes one composited frame.
-@Suite(.serialized) struct BigAnimationTests {
+@Suite(.serialized, .offThePool) struct BigAnimationTests {
     static let gif1000 = LargeAnimations.gif(side: 1000, frames: 120)
 
     private static func server() throws -> LoopbackHTTPServer {

@@ -4,13 +4,14 @@ import FoundationNetworking
 #endif
 import Decoding
 import TestImages
+import TestRequirements
 import Testing
 @testable import OperationDownloader
 
 /// Big animations through the operation, on the scripted transport (chunk by chunk, progressive or not): a
 /// valid 1000×1000 × 120-frame GIF is delivered with every frame, never as "truncated"; `.preloadAllFrames`
 /// is part of the variant and fills `frames`; `.decodeFirstFrameOnly` gives a still image.
-@Suite struct AnimationDownloadTests {
+@Suite(.offThePool) struct AnimationDownloadTests {
     /// 120 full-canvas 1000×1000 frames: 120 MP in all, past the 100 MP the frames used to be capped at.
     static let bigGIF = LargeAnimations.gif(side: 1000, frames: 120)
 

@@ -15,6 +15,19 @@ public func makeCachingDownloader(directory: URL) -> ImageDownloader {
 }
 // end snippet
 
+// snippet: http-cache-redis
+/// A downloader sharing its HTTP cache with every process that uses the same Redis (a fleet of servers): a
+/// response one process stored is a hit for all, and on a miss one process fetches while the others wait for
+/// it. `redis` is like `redis://cache.internal:6379/0`. Redis down or slow: downloads go to the origin, with
+/// one warning; a download never fails because of the cache.
+public func makeFleetDownloader(redis: URL) throws -> ImageDownloader {
+    var configuration = ImageDownloaderConfiguration()
+    configuration.httpCache = try HTTPImageCache(redis: redis, keyPrefix: "thumbnailer")
+    configuration.defaultOptions = [.useURLCache]
+    return ImageDownloader(configuration: configuration)
+}
+// end snippet
+
 // snippet: http-cache-source
 /// Where the bytes came from: "network", "HTTP cache", "HTTP cache, revalidated (304)", or nil when the
 /// memory cache of decoded images answered (no download at all).

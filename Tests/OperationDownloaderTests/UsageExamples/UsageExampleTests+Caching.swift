@@ -1,6 +1,7 @@
 import Decoding
 import Foundation
 @testable import OperationDownloader
+import TestRequirements
 import Testing
 import UsageExamples
 
@@ -18,6 +19,17 @@ extension UsageExampleTests {
         ])
         #expect(try await source(of: url, with: makeCachingDownloader(directory: directory.url)) == .network)
         #expect(try await source(of: url, with: makeCachingDownloader(directory: directory.url)) == .httpCache)
+        #expect(server.stats(tag: tag).count == 1)
+    }
+
+    /// Two "machines" (two downloaders, each with its own cache on one redis-server): the second is served
+    /// what the first stored, without a request.
+    @Test(.requires(.redisServer, .hiredis)) func aFleetSharesOneCacheThroughRedis() async throws {
+        let redis = try await RedisServer.start(); defer { redis.stop() }
+        let tag = newTag()
+        let url = server.url("/images/image.png?cc=max-age%3D600&tag=\(tag)")
+        #expect(try await source(of: url, with: makeFleetDownloader(redis: redis.url())) == .network)
+        #expect(try await source(of: url, with: makeFleetDownloader(redis: redis.url())) == .httpCache)
         #expect(server.stats(tag: tag).count == 1)
     }
 
