@@ -23,7 +23,7 @@ import Testing
     func freshEntryIsServedWithoutARequestThroughDecodingAndCallbacks(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let tag = newTag()
-        let url = server.url("/images/image.png?cc=max-age%3D60&tag=\(tag)")
+        let url = server.url("/images/image.png?cc=max-age%3D600&tag=\(tag)")
         let first = try await downloader(HTTPImageCache(directory: dir.url), transport).image(for: url, options: .useURLCache)
         #expect(first.metrics?.source == .network)
 

@@ -75,7 +75,7 @@ import Testing
         #expect(recorder.downloaderError?.caseName == "network-1001")
         #expect(DownloadSettings.idleTimeout(0) == 15 && DownloadSettings.idleTimeout(.nan) == 15)
         // Whole seconds, always later than the package's own timeout.
-        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 61 && DownloadSettings.backstopTimeout(idle: 2.5) == 63)
+        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 301 && DownloadSettings.backstopTimeout(idle: 2.5) == 303)
         #expect(DownloadSettings.backstopTimeout(idle: 2.5, margin: DownloadSettings.curlBackstopMargin) == 8)
     }
 

@@ -39,7 +39,7 @@ import fixture_connections
 
 # Bounds. Every sleep or wait in this file is limited by one of these.
 MAX_HOLD_SECONDS = 120.0
-DEFAULT_HOLD_SECONDS = 30.0
+DEFAULT_HOLD_SECONDS = 120.0
 MAX_DRIP_PAUSES = 8
 MAX_STALL_SECONDS = 120.0
 DEFAULT_STALL_SECONDS = 10.0

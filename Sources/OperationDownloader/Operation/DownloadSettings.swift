@@ -52,7 +52,7 @@ struct DownloadSettings: Sendable {
     /// Seconds the transport's own timeout lags behind the package's, so the package's always fires first,
     /// even when a loaded process runs the package's timer late. (5 s was not enough: under TSan a process
     /// stalled long enough for corelibs' timer to win, see `backstopTimeout`.)
-    static let backstopMargin: TimeInterval = 60
+    static let backstopMargin: TimeInterval = 300
 
     /// The transport's own backstop for an idle timeout: whole seconds (URLSession on Linux truncates the
     /// request timeout, so 0.5 would fail at once), the idle timeout rounded up plus `backstopMargin`. Far from

@@ -59,7 +59,7 @@ final class DownloadRecorder: @unchecked Sendable {  // `lock` guards every var
 }
 
 /// Polls `condition` every 10 ms until it holds or `timeout` passes.
-func waitUntil(timeout: TimeInterval = 30, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+func waitUntil(timeout: TimeInterval = 120, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
