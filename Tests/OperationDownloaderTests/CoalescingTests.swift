@@ -106,6 +106,30 @@ import Testing
         #expect(server.stats(tag: tag).count == 2)
     }
 
+    /// Options that change the transfer give a caller a transfer of its own; a caller's own options (partial
+    /// images, priority, its variant) share one (Docs/Options.md, "Per transfer or per caller").
+    @Test(arguments: TestTransports.all)
+    func transferOptionsSplitTheTransferAndCallerOptionsShareIt(_ transport: ImageDownloaderTransport) async throws {
+        let (downloader, queue) = makeDownloader(transport) { $0.httpCache = nil }
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
+        let plain = DownloadRecorder(), progressive = DownloadRecorder(), thumbnail = DownloadRecorder()
+        let cookies = DownloadRecorder(), cached = DownloadRecorder()
+        downloader.downloadImage(url, completed: plain.completed)
+        downloader.downloadImage(url, options: [.progressiveLoad, .highPriority], completed: progressive.completed)
+        downloader.downloadImage(url, context: .thumbnail(maxPixelSize: 40), completed: thumbnail.completed)
+        downloader.downloadImage(url, options: .handleCookies, completed: cookies.completed)
+        downloader.downloadImage(url, options: .useURLCache, completed: cached.completed)
+        #expect(downloader.currentDownloadCount == 3)
+        server.release(tag)
+        for recorder in [plain, progressive, thumbnail, cookies, cached] { await recorder.waitForCompletion() }
+        await drain(queue)
+        #expect([plain, progressive, cookies, cached].allSatisfy { $0.finals.count == 1 && $0.final?.image?.width == 160 })
+        #expect(thumbnail.final?.image?.width == 40)
+        #expect(plain.partials.isEmpty && thumbnail.partials.isEmpty)
+        #expect(server.stats(tag: tag).count == 3)
+    }
+
     @Test(arguments: TestTransports.all)
     func callersOnTheirOwnCallbackQueues(_ transport: ImageDownloaderTransport) async throws {
         let (downloader, _) = makeDownloader(transport)

@@ -14,7 +14,7 @@ public final class ImageDownloadToken: @unchecked Sendable {  // immutable after
     public let request: URLRequest?
     let operation: any ImageDownloaderOperationProtocol
     let callerToken: AnyObject
-    /// The downloader's coalescing key (URL plus cache identifier).
+    /// The downloader's coalescing key (URL, cache identifier and the options that change the transfer).
     let coalescingKey: String
     private weak var downloader: ImageDownloader?
     private let cancelled = OnceFlag()

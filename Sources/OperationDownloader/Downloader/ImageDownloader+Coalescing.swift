@@ -50,7 +50,9 @@ extension ImageDownloader {
             completed?(nil, nil, ImageDownloaderError.unsupportedOnPlatform(reason), true)
             return nil
         }
-        let key = coalescingKey(url: url, identifier: identifier, variant: variant)
+        let key = CoalescingKey.make(
+            url: url, identifier: identifier, options: options, cachePolicy: request.cachePolicy, variant: variant,
+            separatesVariants: !operationWritesMemoryCache)
         let answer = wrap(completed, request: request, identifier: cacheIdentifier)
         func add(to operation: any ImageDownloaderOperationProtocol, _ writes: CacheWrites?) -> AnyObject? {
             operation.addHandlers(forProgress: progress, completed: answer(writes), options: options, context: caller)
@@ -125,19 +127,6 @@ extension ImageDownloader {
     private func refusal(for request: URLRequest) -> ImageDownloaderError? {
         guard let url = request.url, Self.isSupported(url) else { return .invalidURL }
         return transport.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) }
-    }
-
-    /// One operation per URL + cache identifier. Callers with different variants share it, except on a custom
-    /// operation class that is no `ImageDownloaderOperation` (it decodes once, with its own settings): there
-    /// each variant gets its own operation.
-    private func coalescingKey(url: URL, identifier: String?, variant: ImageVariant) -> String {
-        var key = url.absoluteString
-        if let identifier, !identifier.isEmpty { key += "\u{1F}" + identifier }
-        if !operationWritesMemoryCache {
-            let kind = variant.decoding == nil ? "data" : "image"
-            key += "\u{1F}\(kind)\u{1F}\(variant.decoding?.maximumPixelCount ?? 0)\u{1F}" + variant.cacheKey
-        }
-        return key
     }
 
     /// Completions as the operation gets them. This package's operation writes the memory cache itself, before

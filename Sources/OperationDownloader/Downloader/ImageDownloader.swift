@@ -19,15 +19,20 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     /// A downloader with the default configuration.
     public static let shared = ImageDownloader()
 
-    /// The queue completions run on when none is configured: the main queue on Apple platforms, a private
-    /// serial queue elsewhere (CLI and server programs on Linux rarely spin the main run loop).
-    static let platformDefaultCallbackQueue: DispatchQueue = {
+    /// The queue completions run on when none is configured, for operations made without a downloader.
+    static let platformDefaultCallbackQueue = makeDefaultCallbackQueue(label: "OperationDownloader.callbacks")
+
+    /// THE default callback queue rule, for every owner that has no configured queue (each downloader, each
+    /// prefetcher, operations on their own): the main queue on Apple platforms, a private serial queue named
+    /// `label` elsewhere (CLI and server programs on Linux rarely spin the main run loop; a queue per owner, so
+    /// one slow handler does not hold up the others).
+    static func makeDefaultCallbackQueue(label: String) -> DispatchQueue {
         #if canImport(FoundationNetworking)
-        return DispatchQueue(label: "OperationDownloader.callbacks")
+        return DispatchQueue(label: label)
         #else
         return DispatchQueue.main
         #endif
-    }()
+    }
 
     /// The User-Agent sent by default.
     public static let defaultUserAgent: String = {
@@ -112,7 +117,8 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         storedConfiguration = configuration
         operationWritesMemoryCache = configuration.operationClass.map { $0 is ImageDownloaderOperation.Type } ?? true
 
-        callbackQueue = configuration.callbackQueue ?? Self.makeDefaultCallbackQueue()
+        callbackQueue = configuration.callbackQueue
+            ?? Self.makeDefaultCallbackQueue(label: "OperationDownloader.ImageDownloader.callbacks")
         queue.name = "OperationDownloader.ImageDownloader"
         queue.maxConcurrentOperationCount = configuration.maxConcurrentDownloads
         let made = transport ?? Self.makeTransport(configuration, sessionConfiguration: sessionConfiguration)
@@ -152,15 +158,6 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         queue.isSuspended = false
         // Nobody can reach this queue any more, so nothing can cancel this barrier.
         queue.addBarrierBlock { transport.invalidate(cancellingTransfers: how == .cancelTransfers) }
-    }
-
-    /// Each downloader gets its own serial queue on Linux, so one slow handler does not hold up other downloaders.
-    private static func makeDefaultCallbackQueue() -> DispatchQueue {
-        #if canImport(FoundationNetworking)
-        return DispatchQueue(label: "OperationDownloader.ImageDownloader.callbacks")
-        #else
-        return DispatchQueue.main
-        #endif
     }
 
     // MARK: - Settings

@@ -51,12 +51,12 @@ final class CallbackFanOut: Sendable {
         for record in store.snapshot { record.deliverProgress(received, expected, url) }
     }
 
-    /// A partial image of the incremental decoder for `decoding`: to each caller of that decoding, through its
-    /// transformer (once per distinct transformer; a transformer that throws on a partial image just skips it,
-    /// so a caller never sees untransformed pixels).
+    /// A partial image of the incremental decoder for `decoding`: to each caller of that decoding that asked for
+    /// partial images (`.progressiveLoad`), through its transformer (once per distinct transformer; a transformer
+    /// that throws on a partial image just skips it, so a caller never sees untransformed pixels).
     func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding) {
         var transformed: [String: DecodedImage?] = [:]
-        for record in store.snapshot where record.variant.decoding == decoding {
+        for record in store.snapshot where record.wantsPartialImages && record.variant.decoding == decoding {
             guard let transformer = record.transformer else {
                 record.deliverPartial(image)
                 continue

@@ -13,6 +13,8 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
     let transformer: (any ImageTransformer)?
     /// Deliver a truncated image marked `isIncomplete` instead of failing with `.badImageData`.
     let allowsIncompleteImages: Bool
+    /// This caller asked for partial images (`.progressiveLoad`): only such callers get them.
+    let wantsPartialImages: Bool
     /// The additional identifier of this caller's memory-cache entry (cache identifier and variant).
     let memoryCacheIdentifier: String?
     private let cancelled = OnceFlag()
@@ -20,7 +22,7 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
     init(
         progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, queue: DispatchQueue,
         variant: ImageVariant, transformer: (any ImageTransformer)?, allowsIncompleteImages: Bool,
-        memoryCacheIdentifier: String?
+        wantsPartialImages: Bool, memoryCacheIdentifier: String?
     ) {
         self.progress = progress
         self.completed = completed
@@ -28,6 +30,7 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
         self.variant = variant
         self.transformer = transformer
         self.allowsIncompleteImages = allowsIncompleteImages
+        self.wantsPartialImages = wantsPartialImages
         self.memoryCacheIdentifier = memoryCacheIdentifier
     }
 

@@ -18,9 +18,9 @@ struct DownloadSettings: Sendable {
     let progressiveDecodingInterval: TimeInterval
     let codersManager: ImageCodersManager
     let postsNotifications: Bool
-    /// Whether progressive decoding runs (`.progressiveLoad`, and no decryptor: encrypted bytes cannot be
-    /// decoded as they arrive).
-    let decodesProgressively: Bool
+    /// Whether progressive decoding may run for the callers that ask for partial images (`.progressiveLoad`,
+    /// per caller): not with a decryptor (encrypted bytes cannot be decoded as they arrive).
+    let mayDecodeProgressively: Bool
     /// Whether the first bytes are checked for a non-image body (a caller wants an image and no decryptor
     /// hides the bytes).
     let sniffsBody: Bool
@@ -38,7 +38,7 @@ struct DownloadSettings: Sendable {
         progressiveDecodingInterval = context.progressiveDecodingInterval ?? Self.defaultProgressiveDecodingInterval
         codersManager = context.codersManager ?? .shared
         postsNotifications = context.postsNotifications ?? true
-        decodesProgressively = options.contains(.progressiveLoad) && context.decryptor == nil
+        mayDecodeProgressively = context.decryptor == nil
         sniffsBody = !options.contains(.avoidDecodeImage) && context.decryptor == nil
         retryPolicy = context.retryPolicy.flatMap { $0.maximumAttempts > 1 ? $0 : nil }
     }

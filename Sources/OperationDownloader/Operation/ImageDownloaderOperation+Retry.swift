@@ -25,10 +25,10 @@ extension ImageDownloaderOperation {
             finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
             return
         }
-        let decodesProgressively = settings.decodesProgressively
         let failed: (attempt: Int, delivered: Bool, response: TransportResponse?)? = state.withLock { s in
             guard !s.cancelRequested, let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
-            let delivered = attempt.deliveredBeyondResponse(decodesProgressively: decodesProgressively)
+            // Incremental decoders run only for callers that asked for partial images.
+            let delivered = attempt.deliveredBeyondResponse(decodesProgressively: s.progressive != nil)
             return (s.countAttempts(), delivered, attempt.serverResponse ?? s.response)
         }
         guard let failed else {

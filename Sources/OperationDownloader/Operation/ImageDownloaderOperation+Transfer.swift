@@ -68,7 +68,7 @@ extension ImageDownloaderOperation: TransferClient {
             return
         }
         if first {
-            if settings.decodesProgressively { startProgressiveDecoding() }
+            if settings.mayDecodeProgressively { startProgressiveDecoding() }
             if reports { callers.reportProgress(0, -1) }
             callers.post([.imageDownloadStart], object: self)
         }
@@ -351,45 +351,5 @@ extension ImageDownloaderOperation: TransferClient {
             return urlError.code == .cancelled && cancelRequested ? .cancelled : .network(urlError)
         }
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))
-    }
-
-    // MARK: - Progressive decoding
-
-    /// One incremental decoder per distinct decoding variant of the callers so far (later ones add theirs
-    /// when they join, see `addProgressiveStream`).
-    private func startProgressiveDecoding() {
-        let made = ProgressiveDecoding(
-            queue: coderQueue, manager: settings.codersManager, interval: settings.progressiveDecodingInterval
-        ) { [weak self] image, decoding in self?.deliverPartial(image, decoding: decoding) }
-        // Visible first: a caller added from now on adds its own stream; those added before are in the snapshot.
-        state.withLock { $0.progressive = made }
-        for decoding in Set(callers.snapshot.compactMap(\.variant.decoding)) { addProgressiveStream(for: decoding) }
-    }
-
-    /// Under the lock that orders the chunks, so the stream's prefix and the chunks fed later fit together.
-    func addProgressiveStream(for decoding: ImageVariant.Decoding) {
-        let url = originalRequest.url
-        state.withLock { s in
-            guard let progressive = s.progressive else { return }
-            progressive.addStream(
-                for: decoding, options: decoding.options(url: url, defaultMaximumPixelCount: nil),
-                received: s.attempt?.buffer ?? Data())
-        }
-    }
-
-    private func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding) {
-        guard state.withLock({ $0.attempt != nil }) else { return }
-        callers.deliverPartial(image, decoding: decoding)
-    }
-
-    /// Decoding (partial and final) runs here, never on the transport's thread. Created on first use: a
-    /// download that needs no decoding, decryptor or cache write never makes one.
-    var coderQueue: DispatchQueue {
-        state.withLock {
-            if let made = $0.coderQueue { return made }
-            let made = DispatchQueue(label: "OperationDownloader.coder")
-            $0.coderQueue = made
-            return made
-        }
     }
 }

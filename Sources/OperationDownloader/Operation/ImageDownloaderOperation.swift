@@ -17,7 +17,8 @@ import FoundationNetworking
 /// Files: OperationState.swift (the one locked state), ResponseValidation.swift, RedirectPolicy.swift,
 /// TransferTimeouts.swift, OperationMetrics.swift, FinalDecodeStep.swift and FinalImages.swift (the final step
 /// per variant), CallbackFanOut.swift, ImageDownloaderOperation+Finish.swift (the end),
-/// ImageDownloaderOperation+HTTPCache.swift (the HTTP cache's refetch and stale answers).
+/// ImageDownloaderOperation+HTTPCache.swift (the HTTP cache's refetch and stale answers),
+/// ImageDownloaderOperation+Progressive.swift (partial images, for the callers that ask).
 open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol, @unchecked Sendable {
     // Everything mutable is in `state` (one lock); callers are in `callers` (their own barrier queue).
 
@@ -159,8 +160,10 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     }
 
     /// Adds a caller with its own options and context: its handlers run on its `callbackQueue` (nil: the
-    /// operation's), and it gets its own variant of the image (Docs/Options.md: thumbnail size, scale, transformer...),
-    /// sharing the transfer with every other caller. `context` nil: the operation's own settings.
+    /// operation's), it gets its own variant of the image (Docs/Options.md: thumbnail size, scale, transformer...),
+    /// and partial images only if its own `options` have `.progressiveLoad`, sharing the transfer with every other
+    /// caller. The options that change the transfer (`ImageDownloaderOptions.perTransfer`) are the operation's.
+    /// `context` nil: the operation's own settings.
     open func addHandlers(
         forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
         options: ImageDownloaderOptions, context callerContext: ImageDownloaderContext?
@@ -172,13 +175,13 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
                 progress: progress, completed: completed, queue: caller.callbackQueue ?? callers.callbackQueue,
                 variant: variant, transformer: caller.transformer,
                 allowsIncompleteImages: caller.allowsIncompleteImages ?? context.allowsIncompleteImages ?? false,
-                memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: caller.cacheIdentifier))
+                wantsPartialImages: options.contains(.progressiveLoad), memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: caller.cacheIdentifier))
         } else {
             let variant = resolved(ImageVariant(options: self.options, context: context))
             record = CallbackRecord(
                 progress: progress, completed: completed, queue: callers.callbackQueue, variant: variant,
                 transformer: context.transformer, allowsIncompleteImages: context.allowsIncompleteImages ?? false,
-                memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: context.cacheIdentifier))
+                wantsPartialImages: self.options.contains(.progressiveLoad), memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: context.cacheIdentifier))
         }
         return add(record)
     }
@@ -198,11 +201,13 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             state.withLock {
                 if record.progress != nil { $0.hasProgressHandlers = true }
                 if record.variant.decoding != nil { $0.anyCallerDecodes = true }
+                if record.wantsPartialImages && record.variant.decoding != nil { $0.anyCallerWantsPartialImages = true }
             }
         }
         guard callers.add(record) else { return nil }
-        // A variant decoded progressively gets its incremental decoder (from the bytes so far) when it joins.
-        if let decoding = record.variant.decoding { addProgressiveStream(for: decoding) }
+        // A caller that wants partial images gets an incremental decoder for its variant (fed the bytes so far)
+        // when it joins a running transfer, whether or not the callers before it wanted any.
+        if record.wantsPartialImages, let decoding = record.variant.decoding { addProgressiveStream(for: decoding) }
         return record
     }
 

@@ -54,6 +54,9 @@ struct OperationState {
     var hasProgressHandlers = false
     /// Some caller wants an image (not `.avoidDecodeImage`): only then is there a final decode step.
     var anyCallerDecodes = false
+    /// Some caller wants partial images (`.progressiveLoad` and an image): only then does an attempt's start look
+    /// for the variants to decode progressively.
+    var anyCallerWantsPartialImages = false
     var backgroundTask: (provider: any BackgroundTaskProvider, id: Int)?
     /// Set by the downloader: runs once, on the finishing thread, just before `isFinished` flips.
     var finishing: (@Sendable () -> Void)?

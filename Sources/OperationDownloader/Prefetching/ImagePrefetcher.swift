@@ -37,15 +37,8 @@ public final class ImagePrefetcher: @unchecked Sendable {  // `lock` guards `sch
         self.options = options
         self.context = context
         scheduler = PrefetchScheduler(limit: maxConcurrentPrefetchCount)
-        deliveryQueue = context?.callbackQueue ?? downloader.configuration.callbackQueue ?? Self.makeDeliveryQueue()
-    }
-
-    private static func makeDeliveryQueue() -> DispatchQueue {
-        #if canImport(FoundationNetworking)
-        return DispatchQueue(label: "OperationDownloader.ImagePrefetcher")
-        #else
-        return DispatchQueue.main
-        #endif
+        deliveryQueue = context?.callbackQueue ?? downloader.configuration.callbackQueue
+            ?? ImageDownloader.makeDefaultCallbackQueue(label: "OperationDownloader.ImagePrefetcher")
     }
 
     /// Downloads `urls` into the caches, at most `maxConcurrentPrefetchCount` at a time.

@@ -1,0 +1,63 @@
+import Foundation
+import Decoding
+
+/// Partial images, per caller: only callers that asked for them (`.progressiveLoad` in their own options) get
+/// them, and incremental decoders run only for their variants. A caller that asks joins a transfer already
+/// running (with or without partial images) and gets an incremental decoder fed the bytes received so far;
+/// the others share the transfer and get the final image alone (Docs/Options.md, "Per transfer or per caller").
+extension ImageDownloaderOperation {
+    /// At the start of an attempt: one incremental decoder per distinct decoding variant among the callers so
+    /// far that want partial images (later ones add theirs when they join). None of them: nothing is made.
+    func startProgressiveDecoding() {
+        // The common download (nobody asked) costs one uncontended lock here, no snapshot of the callers.
+        guard state.withLock({ $0.anyCallerWantsPartialImages }) else { return }
+        let wanted = Set(callers.snapshot.lazy.filter(\.wantsPartialImages).compactMap(\.variant.decoding))
+        for decoding in wanted { addProgressiveStream(for: decoding) }
+    }
+
+    /// Adds an incremental decoder for `decoding` while an attempt runs, making the attempt's
+    /// `ProgressiveDecoding` with the first one. Under the lock that orders the chunks, so the stream's prefix
+    /// and the chunks fed later fit together. Between attempts nothing is made: the next attempt's start looks
+    /// at its callers.
+    func addProgressiveStream(for decoding: ImageVariant.Decoding) {
+        guard settings.mayDecodeProgressively else { return }
+        let url = originalRequest.url
+        let (manager, interval) = (settings.codersManager, settings.progressiveDecodingInterval)
+        state.withLock { s in
+            guard let attempt = s.attempt else { return }
+            let progressive: ProgressiveDecoding
+            if let running = s.progressive {
+                progressive = running
+            } else {
+                progressive = ProgressiveDecoding(queue: s.madeCoderQueue(), manager: manager, interval: interval) {
+                    [weak self] image, decoding in self?.deliverPartial(image, decoding: decoding)
+                }
+                s.progressive = progressive
+            }
+            progressive.addStream(
+                for: decoding, options: decoding.options(url: url, defaultMaximumPixelCount: nil),
+                received: attempt.buffer)
+        }
+    }
+
+    private func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding) {
+        guard state.withLock({ $0.attempt != nil }) else { return }
+        callers.deliverPartial(image, decoding: decoding)
+    }
+
+    /// Decoding (partial and final) runs here, never on the transport's thread. Created on first use: a
+    /// download that needs no decoding, decryptor or cache write never makes one.
+    var coderQueue: DispatchQueue {
+        state.withLock { $0.madeCoderQueue() }
+    }
+}
+
+extension OperationState {
+    /// The operation's coder queue, made on first use.
+    mutating func madeCoderQueue() -> DispatchQueue {
+        if let made = coderQueue { return made }
+        let made = DispatchQueue(label: "OperationDownloader.coder")
+        coderQueue = made
+        return made
+    }
+}
