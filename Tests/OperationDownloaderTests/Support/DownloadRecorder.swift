@@ -92,9 +92,10 @@ func makeDownloader(
     configuration.transport = transport
     configuration.callbackQueue = queue
     configuration.codersManager = .shared
-    // Far beyond any pause a held request sees: under TSan every test of the process starts at once on two
-    // cores, and a held request has waited ~20 s for its test to come round to releasing it.
-    configuration.downloadTimeout = 60
+    // Far beyond any pause a held request sees (and beyond the fixture server's 120 s hold bound): under TSan,
+    // or beside other work on two cores, a held request has waited over 60 s for its test to come round to
+    // releasing it.
+    configuration.downloadTimeout = 180
     adjust(&configuration)
     return (ImageDownloader(configuration: configuration, deadlineMonitor: monitor), queue)
 }
