@@ -94,11 +94,12 @@ import Testing
     // MARK: - Real transports, the monitor on a manual clock (the test moves time; the server pauses on cue)
 
     /// A transfer that lasts longer than its idle timeout, never idle that long: the drip pauses twice; at each
-    /// pause the test moves the clock 25 s (idle: 30 s), then lets the next part through. So the transport's
-    /// events must reach the monitor as activity, whatever the machine's speed.
+    /// pause the test moves the clock 250 s (idle: 300 s), then lets the next part through. So the transport's
+    /// events must reach the monitor as activity, whatever the machine's speed. (Idle 300 s: curl's own
+    /// low-speed backstop, idle + 5 s of real time, must not fire while a loaded machine reaches the pause.)
     @Test(arguments: TestTransports.all)
     func aSteadyTransferLongerThanTheIdleTimeoutSucceeds(_ transport: ImageDownloaderTransport) async throws {
-        let (downloader, clock) = makeManualClockDownloader(transport, idle: 30)
+        let (downloader, clock) = makeManualClockDownloader(transport, idle: 300)
         let tag = newTag()
         let pauses = [("\(tag)-a", 16384), ("\(tag)-b", 32768)]
         let recorder = DownloadRecorder()
@@ -107,7 +108,7 @@ import Testing
             progress: recorder.progress, completed: recorder.completed)
         for (hold, offset) in pauses {
             #expect(await waitUntil { recorder.progressList.last?.0 == offset })
-            clock.advance(by: 25)
+            clock.advance(by: 250)
             server.release(hold)
         }
         await recorder.waitForCompletion()
