@@ -47,3 +47,27 @@ enum LoopbackPort {
         return false
     }
 }
+
+/// The python supervisor the test servers (nginx, redis-server) run under: it unblocks signals (the mask is
+/// inherited from the spawning thread), starts the command in argv[2:], and kills it on stdin EOF (the test process
+/// closing its end, or dying) or after argv[1] seconds.
+enum ServerSupervisor {
+    static let script = """
+    import signal, subprocess, sys, threading
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    child = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL)
+    def watch():
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except Exception:
+            pass
+        child.kill()
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        child.wait(timeout=float(sys.argv[1]))
+    except subprocess.TimeoutExpired:
+        child.kill()
+    child.wait()
+    """
+}

@@ -21,26 +21,6 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
     private let process: Process
     private let lifeline = Pipe()
 
-    /// Unblocks signals (the mask is inherited from the spawning thread), starts nginx, and kills it on stdin
-    /// EOF or after argv[1] seconds.
-    private static let supervisor = """
-    import signal, subprocess, sys, threading
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    child = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL)
-    def watch():
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        except Exception:
-            pass
-        child.kill()
-    threading.Thread(target=watch, daemon=True).start()
-    try:
-        child.wait(timeout=float(sys.argv[1]))
-    except subprocess.TimeoutExpired:
-        child.kill()
-    child.wait()
-    """
 
     /// Serves `files` (name -> bytes) over HTTPS with HTTP/2, with `certificate`/`key`.
     init(binary: String, certificate: String, key: String, files: [String: Data]) throws {
@@ -81,7 +61,7 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
         try configuration.write(to: conf, atomically: true, encoding: .utf8)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.supervisor, "120", binary, "-p", d, "-c", conf.path, "-e", "\(d)/error.log"]
+        process.arguments = ["python3", "-c", ServerSupervisor.script, "120", binary, "-p", d, "-c", conf.path, "-e", "\(d)/error.log"]
         process.standardInput = lifeline
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

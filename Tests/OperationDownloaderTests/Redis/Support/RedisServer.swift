@@ -11,24 +11,6 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
     private let process: Process
     private let lifeline: Pipe
 
-    private static let supervisor = """
-    import signal, subprocess, sys, threading
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    child = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL)
-    def watch():
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        except Exception:
-            pass
-        child.kill()
-    threading.Thread(target=watch, daemon=True).start()
-    try:
-        child.wait(timeout=float(sys.argv[1]))
-    except subprocess.TimeoutExpired:
-        child.kill()
-    child.wait()
-    """
 
     /// Starts a server (see `init`) on a dispatch thread: starting one blocks for as long as python and redis
     /// take to come up, which on the cooperative pool (two threads on two cores) stalls every other test.
@@ -52,7 +34,7 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
             let port = try fixedPort ?? LoopbackPort.free()
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", Self.supervisor, "300", binary,
+            process.arguments = ["python3", "-c", ServerSupervisor.script, "300", binary,
                                  "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                                  "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
                                  "--logfile", directory.appendingPathComponent("redis.log").path,
