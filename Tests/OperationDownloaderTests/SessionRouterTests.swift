@@ -13,12 +13,12 @@ import Testing
     let server = FixtureServer.shared
 
     @Test func aCancelledTransferIsNoLongerRouted() async throws {
-        let transport = URLSessionTransport(configuration: URLSessionTransport.standaloneConfiguration(idleTimeout: 60))
+        let transport = URLSessionTransport(configuration: URLSessionTransport.standaloneConfiguration(idleTimeout: 180))
         defer { transport.invalidate(cancellingTransfers: true) }
         let tag = newTag()
         let client = RecordingTransferClient()
         var request = TransferRequest(urlRequest: URLRequest(url: server.url("/hold/\(tag)/tiny.png?tag=\(tag)&max=120")))
-        request.idleTimeout = 60
+        request.idleTimeout = 180
         let transfer = transport.makeTransfer(request, client: client)
         transfer.resume()
         #expect(transport.router?.routeCount == 1)
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func invalidatingTheTransportForgetsEveryRoute() {
-        let transport = URLSessionTransport(configuration: URLSessionTransport.standaloneConfiguration(idleTimeout: 60))
+        let transport = URLSessionTransport(configuration: URLSessionTransport.standaloneConfiguration(idleTimeout: 180))
         let operation = ImageDownloaderOperation(
             request: URLRequest(url: server.url("/images/tiny.png")), session: nil, options: [], context: nil)
         transport.router?.register(operation)

@@ -47,7 +47,8 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private var ended = false
     private var reporter: (any DownloadReporter)?
     private var outputWriter: OutputFileWriter?
-    private var signalSource: (any DispatchSourceSignal)?
+    /// This command's subscription to `InterruptSignal`.
+    private var interruptSubscription: Int?
 
     private let customReporter: (any DownloadReporter)?
 
@@ -321,7 +322,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private func endRun() {
         guard !ended else { return }
         ended = true
-        signalSource?.cancel()
+        if let interruptSubscription { InterruptSignal.shared.unsubscribe(interruptSubscription) }
         feeder?.stop()
         reporter?.end(records.values.sorted { $0.index < $1.index }, interrupted: interrupted)
         done.signal()
@@ -330,11 +331,10 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     // MARK: - Ctrl-C
 
     private func installInterruptHandler() {
-        signal(SIGINT, SIG_IGN)  // delivered through the dispatch source instead of killing the process
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: queue)
-        source.setEventHandler { [weak self] in self?.interrupt() }
-        source.resume()
-        signalSource = source
+        let queue = self.queue
+        weak let command = self
+        let subscription = InterruptSignal.shared.subscribe { queue.async { command?.interrupt() } }
+        queue.sync { interruptSubscription = subscription }
     }
 
     private func interrupt() {

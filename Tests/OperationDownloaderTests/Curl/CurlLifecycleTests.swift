@@ -98,7 +98,7 @@ import TestRequirements
     private static func startOnAShortLivedTransport(_ url: URL, client: RecordingTransferClient) -> any TransportTransfer {
         let transport = CurlTransport(settings: CurlTransportSettings())
         var request = TransferRequest(urlRequest: URLRequest(url: url))
-        request.idleTimeout = 60  // the request is held until the test releases it
+        request.idleTimeout = 180  // the request is held until the test releases it
         let transfer = transport.makeTransfer(request, client: client)
         transfer.resume()
         return transfer  // the transport is released here

@@ -204,7 +204,7 @@ struct CurlHarness {
         var request = TransferRequest(urlRequest: URLRequest(url: url))
         // Generous: held requests wait on the test, which a loaded machine can delay; tests of the backstop set
         // their own.
-        request.idleTimeout = 60
+        request.idleTimeout = 180
         adjust(&request)
         let transfer = transport.makeTransfer(request, client: client)
         transfer.resume()

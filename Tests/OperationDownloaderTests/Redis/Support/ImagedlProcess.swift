@@ -19,31 +19,27 @@ final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Proc
         let standardError: String
     }
 
-    let process = Process()
-    private let output = Pipe()
-    private let errors = Pipe()
-    private let collected = CollectedOutput()
+    let process: Process
+    private let drain: PipeDrain
 
     /// Starts `imagedl --json <arguments>`.
     init(_ arguments: [String]) throws {
         guard let executable = Self.executable else { throw RedisServerFailure(message: "imagedl is not built") }
+        let process = Process()
+        let output = Pipe()
+        let errors = Pipe()
         process.executableURL = executable
         process.arguments = ["--json"] + arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = errors
-        // Read as it comes: a full pipe would block the child.
-        let collected = self.collected
-        // (At EOF corelibs calls the handler again and again with no data: it removes itself then.)
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { collected.append(out: data) }
-        }
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { collected.append(err: data) }
-        }
         try process.run()
+        // Read as it comes (a full pipe would block the child), on a thread with poll(2): PipeDrain says why not
+        // with readabilityHandler.
+        self.process = process
+        drain = PipeDrain(output: output.fileHandleForReading, errors: errors.fileHandleForReading) {
+            process.isRunning
+        }
     }
 
     var processIdentifier: Int32 { process.processIdentifier }
@@ -53,11 +49,7 @@ final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Proc
         await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
             DispatchQueue.global().async { [self] in
                 process.waitUntilExit()
-                output.fileHandleForReading.readabilityHandler = nil
-                errors.fileHandleForReading.readabilityHandler = nil
-                collected.append(out: output.fileHandleForReading.readDataToEndOfFile())
-                collected.append(err: errors.fileHandleForReading.readDataToEndOfFile())
-                let (out, err) = collected.contents
+                let (out, err) = drain.wait()
                 let records = String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { line in
                     (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
                 }
@@ -66,15 +58,6 @@ final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Proc
             }
         }
     }
-}
-
-private final class CollectedOutput: @unchecked Sendable {  // `out`, `err` guarded by `lock`
-    private let lock = NSLock()
-    private var out = Data()
-    private var err = Data()
-    func append(out data: Data) { lock.withLock { out.append(data) } }
-    func append(err data: Data) { lock.withLock { err.append(data) } }
-    var contents: (Data, Data) { lock.withLock { (out, err) } }
 }
 
 extension Requirement {
