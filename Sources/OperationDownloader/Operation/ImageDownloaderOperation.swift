@@ -11,12 +11,12 @@ import FoundationNetworking
 /// its own); the transfer's events (`TransferClient`, in ImageDownloaderOperation+Transfer.swift) fill the
 /// attempt's buffer; the final step decodes one image per variant the callers want; every caller is answered
 /// exactly once (CallbackFanOut.swift). With URLSession, the session's callbacks pass through this class's
-/// `URLSessionDataDelegate` methods (ImageDownloaderOperation+SessionDelegate.swift), which a subclass may
+/// `URLSessionDataDelegate` methods (below, in this file), which a subclass may
 /// override. Subclass it to customise downloads and set `ImageDownloaderConfiguration.operationClass`.
 ///
 /// Files: StateMachine/ (`DownloadStateMachine`, the one locked state, and every transition of it; the one
-/// helper that runs its events is in ImageDownloaderOperation+StateMachine.swift), ResponseValidation.swift, RedirectPolicy.swift,
-/// TransferTimeouts.swift, OperationMetrics.swift, FinalDecodeStep.swift and FinalImages.swift (the final step
+/// helper that runs its events is in ImageDownloaderOperation+StateMachine.swift), ResponseValidation.swift,
+/// RedirectPolicy.swift, TransferTimeouts.swift, OperationMetrics.swift, FinalDecodeStep.swift and FinalImages.swift (the final step
 /// per variant), CallbackFanOut.swift, ImageDownloaderOperation+Finish.swift (the end),
 /// ImageDownloaderOperation+HTTPCache.swift (the HTTP cache's refetch and stale answers),
 /// ImageDownloaderOperation+Progressive.swift (partial images, for the callers that ask).

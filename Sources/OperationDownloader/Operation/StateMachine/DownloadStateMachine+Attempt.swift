@@ -71,7 +71,7 @@ extension DownloadStateMachine {
         let ended = Ended(
             attempt: attempt, cancelRequested: cancelRequested,
             bodySize: max(minimumBodySize, attempt.expectedSize, attempt.buffer.count),
-            redirects: self.metrics.redirectCount)
+            redirects: redirectCount)
         return (stopClocks().map(Action.stopClocks) ?? .none, ended)
     }
 

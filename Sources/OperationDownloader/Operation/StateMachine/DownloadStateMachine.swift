@@ -176,6 +176,7 @@ struct DownloadStateMachine {
     mutating func recordMetrics(_ change: (inout ImageDownloadMetrics) -> Void) { change(&recordedMetrics) }
     mutating func setResponse(_ value: TransportResponse?) { response = value }
     mutating func setProgressive(_ value: ProgressiveDecoding?) { progressive = value }
+    var redirectCount: Int { recordedMetrics.redirectCount }
 
     // MARK: - Lifecycle
 
