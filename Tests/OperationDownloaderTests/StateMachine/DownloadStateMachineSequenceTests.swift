@@ -140,7 +140,7 @@ import FoundationNetworking
             if case .accept(let report?, _, _) = verdict { reports.append(report.received) }
         }
         #expect(reports == [50, 100])
-        #expect(fixture.machine.metrics.receivedBytes == 100 && fixture.fixtureBufferCount == 100)
+        #expect(fixture.machine.metrics.receivedBytes == 100 && fixture.attempt.buffer.count == 100)
     }
 
     @Test func theIntervalIsClampedToZeroThroughOne() {
@@ -168,8 +168,46 @@ import FoundationNetworking
         else { Issue.record("no finish"); return }
         #expect(end.release.transport != nil && fixture.machine.transport == nil)
     }
-}
 
-extension MachineFixture {
-    var fixtureBufferCount: Int { attempt.buffer.count }
+    private func feed(_ count: Int, to fixture: inout MachineFixture) -> Machine.BodyVerdict {
+        [UInt8](repeating: 1, count: count).withUnsafeBytes {
+            fixture.machine.bytesArrived($0, from: fixture.transfer, now: 1, limit: 1000).1
+        }
+    }
+
+    @Test func aResponseAwaitingItsAuthenticationRetryKeepsNoBodyUntilTheNextResponse() {
+        var fixture = MachineFixture(.transferring)
+        let unauthorized = MachineFixture.response(status: 401)
+        _ = fixture.machine.responseArrived(
+            unauthorized, server: unauthorized, fromCache: nil, from: fixture.transfer, maximumResponseSize: 1000)
+        fixture.machine.awaitAuthenticationRetry(fixture.transfer)
+        guard case .drop = feed(5, to: &fixture) else { Issue.record("401 body kept"); return }
+        let ok = MachineFixture.response()
+        _ = fixture.machine.responseArrived(ok, server: ok, fromCache: nil, from: fixture.transfer, maximumResponseSize: 1000)
+        guard case .accept(_, _, let offset) = feed(5, to: &fixture) else { Issue.record("body dropped"); return }
+        #expect(offset == 0 && fixture.machine.metrics.statusCode == 200)
+    }
+
+    @Test func aRevalidatedResponseDeliversTheStoredBodyAndStoresNothing() throws {
+        var fixture = MachineFixture(.transferring)
+        let cached = MachineFixture.cached()
+        let notModified = MachineFixture.response(status: 304)
+        _ = fixture.machine.responseArrived(
+            TransportResponse(cached.response), server: notModified, fromCache: cached, from: fixture.transfer,
+            maximumResponseSize: 1000)
+        guard case .drop = feed(5, to: &fixture) else { Issue.record("body of a revalidated response kept"); return }
+        let completed = fixture.machine.attemptCompleted(fixture.attempt, nothingToDo: false)
+        let completion = try #require(completed)
+        #expect(completion.data == cached.data && completion.toStore == nil)
+        #expect(fixture.machine.metrics.receivedBytes == cached.data.count)
+    }
+
+    @Test func anAttemptThatReportedBytesIsNotRetried() {
+        var fixture = MachineFixture(.transferring)
+        fixture.machine.callerJoined(reportsProgress: true, decodes: false, wantsPartialImages: false)
+        _ = feed(5, to: &fixture)
+        #expect(fixture.machine.failedAttempt(fixture.transfer)?.delivered == true)
+        _ = fixture.machine.cancel()
+        #expect(fixture.machine.failedAttempt(fixture.transfer) == nil)  // cancelled: no retry at all
+    }
 }
