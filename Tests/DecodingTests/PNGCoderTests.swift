@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestImages
 import TestRequirements
 @testable import Decoding
 
@@ -145,15 +146,6 @@ import TestRequirements
             out.append(contentsOf: withUnsafeBytes(of: crc.bigEndian, Array.init))
         }
         return out
-    }
-
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return ~crc
     }
 
     /// The chunks of a PNG file (type, body).

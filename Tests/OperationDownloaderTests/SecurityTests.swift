@@ -5,6 +5,7 @@ import FoundationNetworking
 import Decoding
 import OperationDownloader
 import Testing
+import TestImages
 import TestRequirements
 
 /// Security properties: TLS fails closed, credentials stay with their host, decompression bombs are refused
@@ -327,14 +328,6 @@ enum SecurityFixtures {
         [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
     }
 
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = (crc & 1) != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return crc ^ 0xFFFF_FFFF
-    }
 }
 
 /// The process's resident set size, from /proc (0 where /proc is missing).

@@ -134,14 +134,4 @@ public enum LargeAnimations {
         }
         return chunks
     }
-
-    /// CRC-32 as PNG chunks use it.
-    public static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return ~crc
-    }
 }

@@ -39,6 +39,7 @@ struct FleetBenchmark {
                 let tag = "\(token)-\(shared ? "s" : "i")"
                 let file = try urlFile(tag: tag, count: count, available: available)
                 defer { try? FileManager.default.removeItem(at: file) }
+                let logStart = accessLogSize()
                 var arguments = [imagedl, "--json", "--input", file.path]
                 if shared { arguments += ["--http-cache", "\(redisURL)?prefix=bench-\(tag)"] }
                 let (outcomes, wall) = try runFleet(arguments)
@@ -47,7 +48,7 @@ struct FleetBenchmark {
                 if failed > 0 || records.count != count * Self.processes || outcomes.contains(where: { $0.status != 0 }) {
                     report.error("fleet: \(failed) of \(records.count) downloads failed (shared: \(shared))")
                 }
-                let requests = Double(serverRequests(containing: tag, expectedAtLeast: count))
+                let requests = Double(serverRequests(containing: tag, expectedAtLeast: count, from: logStart))
                 // The four processes' own CPU (wait4 rusage) per download; redis-server's and nginx's are not in it.
                 let cpu = outcomes.reduce(0) { $0 + $1.cost.cpu } * 1000 / Double(count * Self.processes)
                 if shared {
@@ -95,11 +96,21 @@ struct FleetBenchmark {
         return file
     }
 
-    /// Access-log lines naming `token` (nginx logs a request when it completes: bounded wait for stragglers).
-    private func serverRequests(containing token: String, expectedAtLeast: Int) -> Int {
+    /// The access log's size now: a round counts only what nginx logs after it (earlier sections leave tens of
+    /// MB there, which re-reading whole for every count made this section take minutes).
+    private func accessLogSize() -> UInt64 {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: context.accessLog.path)
+        return (attributes?[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    /// Access-log lines naming `token` written from byte `offset` on (nginx logs a request when it completes:
+    /// bounded wait for stragglers).
+    private func serverRequests(containing token: String, expectedAtLeast: Int, from offset: UInt64) -> Int {
         func count() -> Int {
-            let text = (try? String(contentsOf: context.accessLog, encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").filter { $0.contains(token) }.count
+            guard let handle = try? FileHandle(forReadingFrom: context.accessLog) else { return 0 }
+            defer { try? handle.close() }
+            guard (try? handle.seek(toOffset: offset)) != nil, let data = try? handle.readToEnd() else { return 0 }
+            return String(decoding: data, as: UTF8.self).split(separator: "\n").filter { $0.contains(token) }.count
         }
         for _ in 0..<100 where count() < expectedAtLeast { usleep(20_000) }
         usleep(200_000)

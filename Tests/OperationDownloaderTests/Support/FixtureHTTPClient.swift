@@ -38,7 +38,7 @@ final class FixtureHTTPClient: Sendable {
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpMaximumConnectionsPerHost = 16
-        configuration.timeoutIntervalForRequest = 10
+        configuration.timeoutIntervalForRequest = 120
         router = Router()
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
     }
@@ -52,11 +52,14 @@ final class FixtureHTTPClient: Sendable {
     /// - Parameters:
     ///   - credential: answers a Basic challenge once.
     ///   - cancelAfterBytes: cancels the task once this many body bytes arrived (a client that goes away).
-    ///   - timeout: the request's idle timeout in whole seconds (Linux truncates fractions).
+    ///   - timeout: the request's idle timeout in whole seconds (Linux truncates fractions). A bound against hangs
+    ///     only: when it fires while a redirect decision waits in the delegate queue (a loaded machine), the
+    ///     decision's late answer traps inside corelibs Foundation ("Received callback for HTTP redirection, but
+    ///     we're not waiting for it"), ending the whole test process.
     ///   - followsRedirects: false delivers a 3xx as the response (fetch's `redirect: "manual"`).
     func fetch(
         _ url: URL, method: String = "GET", headers: [String: String] = [:], credential: URLCredential? = nil,
-        cancelAfterBytes: Int? = nil, timeout: TimeInterval = 10, followsRedirects: Bool = true
+        cancelAfterBytes: Int? = nil, timeout: TimeInterval = 120, followsRedirects: Bool = true
     ) async -> FixtureFetchResult {
         var request = URLRequest(url: url)
         request.httpMethod = method

@@ -137,10 +137,12 @@ final class FixtureServer: Sendable {
             log.count >= count && (!finished || log.allSatisfy { $0.finished != nil })
         }
         let deadline = Date().addingTimeInterval(timeout)
-        var log = requests(tag: tag, sourceLocation: sourceLocation)
+        // Each look is a synchronous control call: made off the cooperative pool (`offThePool` says why).
+        let look: @Sendable () -> [LoggedRequest] = { self.requests(tag: tag, sourceLocation: sourceLocation) }
+        var log = await offThePool(look)
         while !satisfied(log) && Date() < deadline && startupFailure == nil {
             try? await Task.sleep(nanoseconds: 20_000_000)
-            log = requests(tag: tag, sourceLocation: sourceLocation)
+            log = await offThePool(look)
         }
         if !satisfied(log) {
             let ended = log.filter { $0.finished != nil }.count

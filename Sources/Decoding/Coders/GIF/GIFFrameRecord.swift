@@ -59,3 +59,13 @@ struct GIFLZWProbe {
         }
     }
 }
+
+extension GIFFrameRecord {
+    /// The record once its code size byte was read: its data starts at `start`.
+    func withData(minCodeSize: Int, start: Int) -> GIFFrameRecord {
+        GIFFrameRecord(x: x, y: y, width: width, height: height, interlaced: interlaced,
+                       localPaletteOffset: localPaletteOffset, localPaletteEntries: localPaletteEntries,
+                       transparentIndex: transparentIndex, disposal: disposal, duration: duration,
+                       minCodeSize: minCodeSize, dataStart: start, dataEnd: start, isComplete: false)
+    }
+}
