@@ -62,19 +62,10 @@ final class DownloadRecorder: @unchecked Sendable {  // `lock` guards every var
 func waitUntil(timeout: TimeInterval = 120, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
-        if await offThePool(condition) { return true }
+        if condition() { return true }
         try? await Task.sleep(nanoseconds: 10_000_000)
     }
-    return await offThePool(condition)
-}
-
-/// Runs `body` on a dispatch thread. Conditions often ask the fixture server (a synchronous control call):
-/// evaluated on the cooperative pool, every polling test would hold one of its two threads (on two cores)
-/// while it waits for the reply, and the tasks that should make the condition true would wait for a thread.
-func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-        DispatchQueue.global().async { continuation.resume(returning: body()) }
-    }
+    return condition()
 }
 
 /// Lets queued callbacks run: waits until `queue` has executed everything submitted before this call.

@@ -137,12 +137,12 @@ final class FixtureServer: Sendable {
             log.count >= count && (!finished || log.allSatisfy { $0.finished != nil })
         }
         let deadline = Date().addingTimeInterval(timeout)
-        // Each look is a synchronous control call: made off the cooperative pool (`offThePool` says why).
-        let look: @Sendable () -> [LoggedRequest] = { self.requests(tag: tag, sourceLocation: sourceLocation) }
-        var log = await offThePool(look)
+        // Asynchronous control calls: a synchronous one would hold a thread of the cooperative pool (two, on two
+        // cores) for every look, while the tasks that should make the requests arrive wait for a thread.
+        var log = await loggedRequests(tag: tag, sourceLocation: sourceLocation)
         while !satisfied(log) && Date() < deadline && startupFailure == nil {
             try? await Task.sleep(nanoseconds: 20_000_000)
-            log = await offThePool(look)
+            log = await loggedRequests(tag: tag, sourceLocation: sourceLocation)
         }
         if !satisfied(log) {
             let ended = log.filter { $0.finished != nil }.count
@@ -171,6 +171,32 @@ final class FixtureServer: Sendable {
         } catch {
             Issue.record("FixtureServer: cannot decode \(pathAndQuery): \(error)", sourceLocation: sourceLocation)
             return nil
+        }
+    }
+
+    /// `requests(tag:)` without blocking a thread while the server answers.
+    private func loggedRequests(tag: String, sourceLocation: SourceLocation) async -> [LoggedRequest] {
+        checkRunning(sourceLocation: sourceLocation)
+        let pathAndQuery = "/_log?tag=\(Self.encoded(tag))"
+        guard startupFailure == nil, let url = URL(string: baseURL.absoluteString + pathAndQuery) else { return [] }
+        let reply = await withCheckedContinuation { (continuation: CheckedContinuation<ControlReply, Never>) in
+            // Bounded by the control session's request timeout.
+            controlSession.dataTask(with: url) { data, response, error in
+                continuation.resume(returning: ControlReply(
+                    data: data, status: (response as? HTTPURLResponse)?.statusCode, failure: error.map { "\($0)" }))
+            }.resume()
+        }
+        guard reply.failure == nil, reply.status == 200, let data = reply.data else {
+            Issue.record(
+                "FixtureServer: control call \(pathAndQuery) failed: status \(reply.status.map(String.init) ?? "none"), \(reply.failure ?? "no error")",
+                sourceLocation: sourceLocation)
+            return []
+        }
+        do {
+            return try JSONDecoder().decode([LoggedRequest].self, from: data)
+        } catch {
+            Issue.record("FixtureServer: cannot decode \(pathAndQuery): \(error)", sourceLocation: sourceLocation)
+            return []
         }
     }
 
@@ -317,6 +343,13 @@ private final class PortReader: @unchecked Sendable {  // `storage` guarded by `
 }
 
 /// The outcome of one control call, written on URLSession's queue and read by the waiting test.
+/// What an asynchronous control call got back.
+private struct ControlReply: Sendable {
+    let data: Data?
+    let status: Int?
+    let failure: String?
+}
+
 private final class ControlResult: @unchecked Sendable {  // fields guarded by `lock`
     private let lock = NSLock()
     private var data: Data?
