@@ -73,8 +73,10 @@ struct DownloadStateMachine {
         case stopClocks(Clocks)
         /// A transfer that must not run (the download ended before it began).
         case cancelTransfer(any TransportTransfer)
-        case finish(Finish)
-        case waitToRetry(Retry)
+        // Boxed: these come once or twice per download, while every event returns an `Action` (mostly `.none`,
+        // which then stays two words wide).
+        indirect case finish(Finish)
+        indirect case waitToRetry(Retry)
     }
 
     private var state = State.pending
