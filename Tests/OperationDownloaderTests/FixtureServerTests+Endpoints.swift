@@ -36,7 +36,7 @@ extension FixtureServerTests {
         #expect(result.status == 200)
         #expect(result.data == (try fixture("tiny.png")))
         #expect(result.response?.url?.path == "/images/tiny.png")
-        let log = server.requests(tag: tag)
+        let log = await server.awaitRequests(tag: tag, count: 5, finished: true)
         #expect(log.map(\.path) == ["/redirect/3", "/redirect/2", "/redirect/1", "/redirect/0", "/images/tiny.png"])
         #expect(log.map(\.status) == [302, 302, 302, 302, 200])
     }
@@ -55,7 +55,8 @@ extension FixtureServerTests {
         let target = Self.encoded("/images/tiny.png?tag=\(tag)")
         let result = await client.fetch(server.url("/redirect/60?tag=\(tag)&to=\(target)"))
         #expect(result.error != nil)
-        let log = server.requests(tag: tag)
+        let arrived = server.requests(tag: tag).count
+        let log = await server.awaitRequests(tag: tag, count: arrived, finished: true)
         #expect(log.count < 60)
         #expect(log.allSatisfy { $0.status == 302 })
     }
@@ -75,7 +76,7 @@ extension FixtureServerTests {
         let result = await client.fetch(server.url("/basic-auth/user/pass/tiny.png?tag=\(tag)"), credential: credential)
         #expect(result.status == 200)
         #expect(result.data == (try fixture("tiny.png")))
-        let log = server.requests(tag: tag)
+        let log = await server.awaitRequests(tag: tag, count: 2, finished: true)
         #expect(log.map(\.status) == [401, 200])
         #expect(log.last?.headers["authorization"] == "Basic dXNlcjpwYXNz")
         let direct = await client.fetch(

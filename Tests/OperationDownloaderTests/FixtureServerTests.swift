@@ -69,7 +69,7 @@ import Testing
         let other = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"), headers: ["If-None-Match": "\"other\""])
         #expect(other.status == 200)
         #expect(other.data == (try fixture("tiny.png")))
-        let log = server.requests(tag: tag)
+        let log = await server.awaitRequests(tag: tag, count: 3, finished: true)
         #expect(log.map(\.status) == [200, 304, 200])
         #expect(log.dropFirst().first?.headers["if-none-match"] == etag)
     }

@@ -168,7 +168,7 @@ import Testing
         let refetched = try await downloader.image(for: url, options: .useURLCache)
         #expect(refetched.metrics?.source == .network)
         #expect(refetched.data == (try FixtureServer.fixtureData("tiny.png")))
-        let log = server.requests(tag: tag)
+        let log = await server.awaitRequests(tag: tag, count: 3, finished: true)
         #expect(log.map(\.status) == [200, 304, 200])
         #expect(log[1].headers["if-none-match"] == "\"a\"")
         #expect(log[2].headers["if-none-match"] == nil)

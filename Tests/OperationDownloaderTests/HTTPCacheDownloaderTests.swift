@@ -62,7 +62,7 @@ import Testing
         #expect(second.data == first.data)
         #expect(second.image?.pixels == first.image?.pixels)
         #expect(second.response?.statusCode == 200)
-        let log = server.requests(tag: tag)
+        let log = await server.awaitRequests(tag: tag, count: 2, finished: true)
         #expect(log.map(\.status) == [200, 304])
         #expect(log.last?.headers["if-none-match"] != nil)
         #expect(log.last?.headers["if-modified-since"] != nil)

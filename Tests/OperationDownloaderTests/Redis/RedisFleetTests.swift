@@ -110,7 +110,7 @@ import TestRequirements
         #expect(values(first.records, "status") == ["ok"] && first.records.first?["cache"] is NSNull)
         #expect(values(second.records, "cache") == ["revalidated"], "\(second.standardError)")
         #expect(values(third.records, "cache") == ["hit"])
-        let log = server.requests(tag: tag)
+        let log = await server.awaitRequests(tag: tag, count: 2, finished: true)
         #expect(log.map(\.status) == [200, 304])
         #expect(log.last?.headers["if-none-match"] == "\"v1\"")
     }
