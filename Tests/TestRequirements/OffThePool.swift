@@ -23,10 +23,11 @@ extension Trait where Self == OffThePoolTrait {
 }
 
 /// A task executor over a concurrent dispatch queue (libdispatch bounds its threads by the cores, and adds one
-/// when a thread blocks).
+/// when a thread blocks). Utility QoS: its root queue has threads of its own, so long decodes never hold the
+/// default-QoS threads that `DispatchQueue.global()` work (servers' connection handlers, retries) runs on.
 final class DispatchTaskExecutor: TaskExecutor {
     static let shared = DispatchTaskExecutor()
-    private let queue = DispatchQueue(label: "OffThePool", attributes: .concurrent)
+    private let queue = DispatchQueue(label: "OffThePool", qos: .utility, attributes: .concurrent)
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
