@@ -166,48 +166,30 @@ final class FixtureServer: Sendable {
 
     private func control<T: Decodable>(_ pathAndQuery: String, as type: T.Type, sourceLocation: SourceLocation) -> T? {
         guard let data = controlData(pathAndQuery, sourceLocation: sourceLocation) else { return nil }
-        do {
-            return try JSONDecoder().decode(T.self, from: data)
-        } catch {
-            Issue.record("FixtureServer: cannot decode \(pathAndQuery): \(error)", sourceLocation: sourceLocation)
-            return nil
-        }
+        return decode(data, of: pathAndQuery, sourceLocation: sourceLocation)
     }
 
     /// `requests(tag:)` without blocking a thread while the server answers.
     private func loggedRequests(tag: String, sourceLocation: SourceLocation) async -> [LoggedRequest] {
-        checkRunning(sourceLocation: sourceLocation)
         let pathAndQuery = "/_log?tag=\(Self.encoded(tag))"
-        guard startupFailure == nil, let url = URL(string: baseURL.absoluteString + pathAndQuery) else { return [] }
+        guard let url = controlURL(pathAndQuery, sourceLocation: sourceLocation) else { return [] }
         let reply = await withCheckedContinuation { (continuation: CheckedContinuation<ControlReply, Never>) in
             // Bounded by the control session's request timeout.
             controlSession.dataTask(with: url) { data, response, error in
-                continuation.resume(returning: ControlReply(
-                    data: data, status: (response as? HTTPURLResponse)?.statusCode, failure: error.map { "\($0)" }))
+                continuation.resume(returning: ControlReply(data, response, error))
             }.resume()
         }
-        guard reply.failure == nil, reply.status == 200, let data = reply.data else {
-            Issue.record(
-                "FixtureServer: control call \(pathAndQuery) failed: status \(reply.status.map(String.init) ?? "none"), \(reply.failure ?? "no error")",
-                sourceLocation: sourceLocation)
-            return []
-        }
-        do {
-            return try JSONDecoder().decode([LoggedRequest].self, from: data)
-        } catch {
-            Issue.record("FixtureServer: cannot decode \(pathAndQuery): \(error)", sourceLocation: sourceLocation)
-            return []
-        }
+        guard let data = checked(reply, of: pathAndQuery, sourceLocation: sourceLocation) else { return [] }
+        return decode(data, of: pathAndQuery, sourceLocation: sourceLocation) ?? []
     }
 
     /// A synchronous control call (not part of the measured traffic): data task + semaphore, bounded.
     private func controlData(_ pathAndQuery: String, sourceLocation: SourceLocation) -> Data? {
-        checkRunning(sourceLocation: sourceLocation)
-        guard startupFailure == nil, let url = URL(string: baseURL.absoluteString + pathAndQuery) else { return nil }
+        guard let url = controlURL(pathAndQuery, sourceLocation: sourceLocation) else { return nil }
         let result = ControlResult()
         let done = DispatchSemaphore(value: 0)
         let task = controlSession.dataTask(with: url) { data, response, error in
-            result.set(data: data, status: (response as? HTTPURLResponse)?.statusCode, error: error)
+            result.set(ControlReply(data, response, error))
             done.signal()
         }
         task.resume()
@@ -216,14 +198,34 @@ final class FixtureServer: Sendable {
             Issue.record("FixtureServer: control call \(pathAndQuery) timed out", sourceLocation: sourceLocation)
             return nil
         }
-        let (data, status, error) = result.get()
-        guard error == nil, status == 200, let data else {
+        return checked(result.get(), of: pathAndQuery, sourceLocation: sourceLocation)
+    }
+
+    /// The URL of a control call; nil (the failure recorded) when the server is not running.
+    private func controlURL(_ pathAndQuery: String, sourceLocation: SourceLocation) -> URL? {
+        checkRunning(sourceLocation: sourceLocation)
+        guard startupFailure == nil else { return nil }
+        return URL(string: baseURL.absoluteString + pathAndQuery)
+    }
+
+    /// The body of a successful control call; nil, with the failure recorded, otherwise.
+    private func checked(_ reply: ControlReply?, of pathAndQuery: String, sourceLocation: SourceLocation) -> Data? {
+        guard let reply, reply.failure == nil, reply.status == 200, let data = reply.data else {
             Issue.record(
-                "FixtureServer: control call \(pathAndQuery) failed: status \(status.map(String.init) ?? "none"), \(error.map { "\($0)" } ?? "no error")",
+                "FixtureServer: control call \(pathAndQuery) failed: status \(reply?.status.map(String.init) ?? "none"), \(reply?.failure ?? "no error")",
                 sourceLocation: sourceLocation)
             return nil
         }
         return data
+    }
+
+    private func decode<T: Decodable>(_ data: Data, of pathAndQuery: String, sourceLocation: SourceLocation) -> T? {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            Issue.record("FixtureServer: cannot decode \(pathAndQuery): \(error)", sourceLocation: sourceLocation)
+            return nil
+        }
     }
 
     private static func encoded(_ value: String) -> String {
@@ -343,30 +345,24 @@ private final class PortReader: @unchecked Sendable {  // `storage` guarded by `
 }
 
 /// The outcome of one control call, written on URLSession's queue and read by the waiting test.
-/// What an asynchronous control call got back.
+/// What a control call got back.
 private struct ControlReply: Sendable {
     let data: Data?
     let status: Int?
     let failure: String?
+
+    init(_ data: Data?, _ response: URLResponse?, _ error: (any Error)?) {
+        self.data = data
+        status = (response as? HTTPURLResponse)?.statusCode
+        failure = error.map { "\($0)" }
+    }
 }
 
-private final class ControlResult: @unchecked Sendable {  // fields guarded by `lock`
+/// The reply of a synchronous control call, handed from the task's thread to the waiting one.
+private final class ControlResult: @unchecked Sendable {  // `reply` guarded by `lock`
     private let lock = NSLock()
-    private var data: Data?
-    private var status: Int?
-    private var error: (any Error)?
+    private var reply: ControlReply?
 
-    func set(data: Data?, status: Int?, error: (any Error)?) {
-        lock.lock()
-        defer { lock.unlock() }
-        self.data = data
-        self.status = status
-        self.error = error
-    }
-
-    func get() -> (Data?, Int?, (any Error)?) {
-        lock.lock()
-        defer { lock.unlock() }
-        return (data, status, error)
-    }
+    func set(_ reply: ControlReply) { lock.withLock { self.reply = reply } }
+    func get() -> ControlReply? { lock.withLock { reply } }
 }
