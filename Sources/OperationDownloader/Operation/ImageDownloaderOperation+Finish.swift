@@ -12,26 +12,8 @@ extension ImageDownloaderOperation {
     /// decrypt or store (no thread hop; the stop and finish notifications leave with the answers).
     func complete(_ attempt: Attempt) {
         let nothingToDo = context.decryptor == nil && !httpTransaction.mayStore
-        typealias Taken = (data: Data, progressive: ProgressiveDecoding?, report: Bool, toStore: TransportResponse?, inline: Bool)
-        let taken: Taken? = state.withLock { s in
-            guard s.isCurrent(attempt.transfer) else { return nil }
-            // Decided once, here: `finish` posts the stop notification on the inline path.
-            let inline = nothingToDo && !s.anyCallerDecodes && s.progressive == nil
-            if !inline { s.stopPosted = true }
-            var data = attempt.buffer
-            if let revalidated = attempt.revalidated {
-                // A 304 has no body: the download's bytes are the stored ones.
-                data = revalidated.data
-                s.metrics.receivedBytes = data.count
-            }
-            let report = s.hasProgressHandlers && (attempt.lastReportedSize != data.count || attempt.expectedSize != data.count)
-            s.phase = .completing
-            // The incremental decoders saw no bytes of a 304: the stored body is decoded in one shot.
-            let progressive = attempt.revalidated == nil ? s.progressive : nil
-            return (data, progressive, report, attempt.revalidated == nil ? attempt.serverResponse : nil, inline)
-        }
-        guard let taken else { return }
-        if taken.report { callers.reportProgress(taken.data.count, taken.data.count) }
+        guard let taken = modifyState({ $0.attemptCompleted(attempt, nothingToDo: nothingToDo) }) else { return }
+        if taken.reportsProgress { callers.reportProgress(taken.data.count, taken.data.count) }
         if taken.inline {
             finish(finalStep.run(taken.data, response: response, progressive: nil, callers: nil), cancelTransfer: false,
                    alsoPosting: [.imageDownloadFinish])
@@ -45,17 +27,7 @@ extension ImageDownloaderOperation {
     /// decoding as a download, with metrics saying the cache was the source.
     func serveFromHTTPCache(_ cached: CachedHTTPResponse) {
         // [HTTP cache] a stored 404/410 (or the 504 of only-if-cached): the same error, without a request.
-        let (cancelled, rejected): (Bool, Bool) = state.withLock {
-            $0.metrics.recordServedFromCache(status: cached.statusCode, bytes: cached.data.count)
-            $0.metrics.source = cached.source  // [HTTP cache]
-            $0.metrics.servedStale = cached.isStale  // [HTTP cache]
-            $0.response = TransportResponse(cached.response)
-            $0.phase = .completing
-            let rejected = cached.statusCode == 304
-                || !ResponseValidation.isAcceptable(status: cached.statusCode, codes: $0.acceptableStatusCodes)
-            $0.stopPosted = !rejected  // [HTTP cache] a rejected one: `finish` posts the stop
-            return ($0.cancelRequested, rejected)
-        }
+        let (cancelled, rejected) = modifyStateAndRunActions { $0.servedFromCache(cached) }
         if cancelled {
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: false)
             return
@@ -82,17 +54,13 @@ extension ImageDownloaderOperation {
         let step = finalStep
         let work: @Sendable () -> Void = { [self] in
             if let toStore { transaction.completed(toStore, data: data) }
-            let decodes: Bool? = state.withLock {
-                guard case .completing = $0.phase else { return nil }
-                return $0.anyCallerDecodes
-            }
-            guard let decodes else { return }  // cancelled meanwhile
+            guard let decodes = modifyState({ $0.finalDecodeDue() }) else { return }  // cancelled meanwhile
             // Decoded while callers can still join (the store is open); a caller joining later gets its variant
             // decoded when it is answered.
             let ending = step.run(data, response: response, progressive: progressive, callers: decodes ? callers.snapshot : nil)
             finish(ending, cancelTransfer: false)
         }
-        if limited && state.withLock({ $0.anyCallerDecodes }) {
+        if limited && modifyState({ $0.anyCallerDecodes }) {
             // Full-size bitmaps are what peak memory is made of: at most one final decode per core at a time.
             DecodeLimiter.shared.async(on: coderQueue, work)
         } else {
@@ -112,51 +80,15 @@ extension ImageDownloaderOperation {
 
     /// Ends the download: answers every remaining caller once (the memory cache written first), cancels the
     /// transfer if asked, releases decoders, transport and background task, then flips `isFinished`. Only the
-    /// first call has an effect. `alsoPosting` are notifications that go out right after `imageDownloadStop`
-    /// (when this call posts it) and before the answers. `ifRunning`: only while that transfer's attempt runs.
+    /// first call has an effect (`DownloadStateMachine.finish`). `alsoPosting` are notifications that go out right
+    /// after `imageDownloadStop` (when this call posts it) and before the answers. `ifRunning`: only while that
+    /// transfer's attempt runs.
     func finish(
         _ ending: DownloadEnding, cancelTransfer: Bool, alsoPosting: [Notification.Name] = [],
         ifRunning transfer: (any TransportTransfer)? = nil
     ) {
-        typealias Taken = (attempt: Attempt?, postStop: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)
-        var waitToEnd: RetryWait?
-        let taken: Taken? = state.withLock { s in
-            switch s.phase {
-            case .starting, .transferring, .waitingToRetry, .completing: break
-            case .pending, .finished: return nil
-            }
-            if let transfer, !s.isCurrent(transfer) { return nil }
-            if case .waitingToRetry(let wait) = s.phase { waitToEnd = wait }
-            let attempt = s.attempt
-            let timeouts = s.stopTimeouts()
-            s.phase = .finished
-            s.metrics.finishedAt = Date()
-            defer { s.stopPosted = true }
-            return (attempt, !s.stopPosted, timeouts)
+        modifyStateAndRunActions {
+            $0.finish(ending, cancelTransfer: cancelTransfer, alsoPosting: alsoPosting, ifRunning: transfer)
         }
-        guard let taken else { return }
-        // A backoff wait ends now (its completion sees the finished phase and does nothing).
-        waitToEnd?.cancel()
-        if let (clocks, running) = taken.timeouts { clocks.stop(running) }
-        if cancelTransfer { taken.attempt?.transfer.cancel() }
-        callers.answerAll(ending, after: (taken.postStop ? [.imageDownloadStop] : []) + alsoPosting, object: self)
-        releaseResources()
-        setFinished()
-    }
-
-    /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.
-    func releaseResources() {
-        let (transport, owned, background) = state.withLock { s in
-            defer {
-                s.transport = nil
-                s.progressive = nil
-                s.backgroundTask = nil
-            }
-            return (s.transport, s.ownsTransport, s.backgroundTask)
-        }
-        httpTransaction.release()
-        // Its transfer is cancelled or complete: the owned session ends once it is done.
-        if owned { transport?.invalidate(cancellingTransfers: false) }
-        if let background { background.provider.endBackgroundTask(background.id) }
     }
 }

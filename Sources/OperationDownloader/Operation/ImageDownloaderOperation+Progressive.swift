@@ -10,7 +10,7 @@ extension ImageDownloaderOperation {
     /// far that want partial images (later ones add theirs when they join). None of them: nothing is made.
     func startProgressiveDecoding() {
         // The common download (nobody asked) costs one uncontended lock here, no snapshot of the callers.
-        guard state.withLock({ $0.anyCallerWantsPartialImages }) else { return }
+        guard modifyState({ $0.anyCallerWantsPartialImages }) else { return }
         let wanted = Set(callers.snapshot.lazy.filter(\.wantsPartialImages).compactMap(\.variant.decoding))
         for decoding in wanted { addProgressiveStream(for: decoding) }
     }
@@ -23,41 +23,24 @@ extension ImageDownloaderOperation {
         guard settings.mayDecodeProgressively else { return }
         let url = originalRequest.url
         let (manager, interval) = (settings.codersManager, settings.progressiveDecodingInterval)
-        state.withLock { s in
-            guard let attempt = s.attempt else { return }
-            let progressive: ProgressiveDecoding
-            if let running = s.progressive {
-                progressive = running
-            } else {
-                progressive = ProgressiveDecoding(queue: s.madeCoderQueue(), manager: manager, interval: interval) {
+        let options = decoding.options(url: url, defaultMaximumPixelCount: nil)
+        modifyState {
+            $0.addProgressiveStream(for: decoding, options: options) { queue in
+                ProgressiveDecoding(queue: queue, manager: manager, interval: interval) {
                     [weak self] image, decoding in self?.deliverPartial(image, decoding: decoding)
                 }
-                s.progressive = progressive
             }
-            progressive.addStream(
-                for: decoding, options: decoding.options(url: url, defaultMaximumPixelCount: nil),
-                received: attempt.buffer)
         }
     }
 
     private func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding) {
-        guard state.withLock({ $0.attempt != nil }) else { return }
+        guard modifyState({ $0.attempt != nil }) else { return }
         callers.deliverPartial(image, decoding: decoding)
     }
 
     /// Decoding (partial and final) runs here, never on the transport's thread. Created on first use: a
     /// download that needs no decoding, decryptor or cache write never makes one.
     var coderQueue: DispatchQueue {
-        state.withLock { $0.madeCoderQueue() }
-    }
-}
-
-extension OperationState {
-    /// The operation's coder queue, made on first use.
-    mutating func madeCoderQueue() -> DispatchQueue {
-        if let made = coderQueue { return made }
-        let made = DispatchQueue(label: "OperationDownloader.coder")
-        coderQueue = made
-        return made
+        modifyState { $0.madeCoderQueue() }
     }
 }

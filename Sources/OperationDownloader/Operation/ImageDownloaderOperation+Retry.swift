@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// Retries (Docs/Options.md): a failed attempt asks `RetryPlanner` whether to try again; if so the operation waits
-/// (`OperationState.Phase.waitingToRetry`), then starts a fresh transfer the way `start()` does (the HTTP cache
+/// (`DownloadStateMachine`'s `waitingToRetry`), then starts a fresh transfer the way `start()` does (the HTTP cache
 /// and cookies consulted again).
 ///
 /// Rules kept here:
@@ -25,13 +25,7 @@ extension ImageDownloaderOperation {
             finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
             return
         }
-        let failed: (attempt: Int, delivered: Bool, response: TransportResponse?)? = state.withLock { s in
-            guard !s.cancelRequested, let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
-            // Incremental decoders run only for callers that asked for partial images.
-            let delivered = attempt.deliveredBeyondResponse(decodesProgressively: s.progressive != nil)
-            return (s.countAttempts(), delivered, attempt.serverResponse ?? s.response)
-        }
-        guard let failed else {
+        guard let failed = modifyState({ $0.failedAttempt(transfer) }) else {
             finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
             return
         }
@@ -42,70 +36,17 @@ extension ImageDownloaderOperation {
             return
         }
         let wait = RetryWait(clock: DeadlineRetryClock(monitor: deadlineMonitor))
-        let clocks: (TransferTimeouts, TransferTimeouts.Running)?? = state.withLock { s in
-            // A cancel or another ending came first: `finish` below is then a no-op or answers the cancel.
-            guard !s.cancelRequested, s.isCurrent(transfer) else { return nil }
-            let clocks = s.stopTimeouts()
-            s.phase = .waitingToRetry(wait)
-            // This attempt's stop goes out now; a cancel during the wait posts no second one.
-            s.stopPosted = true
-            // The next attempt gets fresh incremental decoders (this one's saw no byte, or there is no retry).
-            s.progressive = nil
-            return .some(clocks)
-        }
-        guard let clocks else {
-            finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
-            return
-        }
-        if let (timeouts, running) = clocks { timeouts.stop(running) }
-        if cancelTransfer { transfer.cancel() }
-        callers.post([.imageDownloadStop], object: self)
-        // Strong capture: the wait completes exactly once (elapsed, or cancelled by `finish`), which ends the cycle.
-        wait.begin(seconds: delay) { outcome in
-            guard outcome == .elapsed else { return }  // cancelled by `finish`, which answers the callers
-            // Off the deadline monitor's thread: starting an attempt may read the HTTP cache from disk.
-            DispatchQueue.global().async { self.startNextAttempt(after: wait) }
+        // The clocks stop, the transfer is cancelled if asked, this attempt's stop goes out, the wait begins (a
+        // cancel or another end that came first ends the download instead).
+        modifyStateAndRunActions {
+            $0.retryScheduled(transfer, error: error, wait: wait, delay: delay, cancelTransfer: cancelTransfer)
         }
     }
 
     /// The wait is over: the next attempt starts as the first did (`start()`), unless the operation ended meanwhile.
-    private func startNextAttempt(after wait: RetryWait) {
-        let proceeds: Bool = state.withLock { s in
-            guard case .waitingToRetry(let current) = s.phase, current === wait else { return false }
-            // From here a cancel answers the callers at once and the attempt below finishes (as during `start()`).
-            s.phase = .starting
-            return true
-        }
-        guard proceeds else { return }
+    func startNextAttempt(after wait: RetryWait) {
+        guard modifyState({ $0.retryTimerFired(wait) }) else { return }
         // The HTTP cache and cookies are consulted afresh: a response another download stored meanwhile is served.
         sendOrServe()
-    }
-}
-
-extension OperationState {
-    /// The transition into `.transferring`: one more attempt made.
-    mutating func beginAttempt(_ attempt: Attempt) {
-        if metrics.startedAt == nil { metrics.startedAt = Date() }  // the first attempt's start: durations span retries
-        attemptsMade += 1
-        // The attempt posts its own start (unless a cancel ends it before it does).
-        if !cancelRequested { stopPosted = false }
-        phase = .transferring(attempt)
-    }
-
-    /// Records the attempts made so far in `metrics.attemptCount` (an attempt cancelled by a timeout reported
-    /// no transport metrics) and returns it: the attempt number the retry policy judges.
-    mutating func countAttempts() -> Int {
-        requestsSent = max(requestsSent, attemptsMade)
-        metrics.attemptCount = requestsSent
-        return requestsSent
-    }
-}
-
-extension Attempt {
-    /// Whether a caller saw more of this attempt than its response: a progress report with received bytes, or
-    /// (with progressive decoding) body bytes that an incremental decoder may already have turned into a partial
-    /// image. A retry would then show a caller bytes twice, so the failure is final (Docs/Options.md).
-    func deliveredBeyondResponse(decodesProgressively: Bool) -> Bool {
-        lastReportedSize > 0 || (decodesProgressively && !buffer.isEmpty)
     }
 }

@@ -6,7 +6,8 @@ import FoundationNetworking
 
 /// One attempt: a transfer on the transport, and its events (`TransferClient`). The transport delivers the
 /// events of a transfer one at a time, in order; each handler checks under the lock that the transfer is still
-/// the running one (events of a cancelled transfer may still be running on another thread).
+/// the running one (events of a cancelled transfer may still be running on another thread): each is one event
+/// of `DownloadStateMachine` (StateMachine/), run through `modifyStateAndRunActions`.
 extension ImageDownloaderOperation: TransferClient {
     // MARK: - Starting an attempt
 
@@ -14,7 +15,7 @@ extension ImageDownloaderOperation: TransferClient {
     /// `init`, else one owning a session of its own (invalidated when the operation finishes).
     private func resolveTransport() -> any DownloadTransport {
         if let transport = context.downloader?.transport { return transport }
-        if let resolved = state.withLock({ $0.transport }) { return resolved }  // a later attempt
+        if let resolved = modifyState({ $0.transport }) { return resolved }  // a later attempt
         let made: any DownloadTransport
         if let givenSession {
             made = URLSessionTransport(borrowing: givenSession)
@@ -23,10 +24,8 @@ extension ImageDownloaderOperation: TransferClient {
                 configuration: URLSessionTransport.standaloneConfiguration(idleTimeout: settings.idleTimeout),
                 delegateQueueName: "OperationDownloader.operation-session")
         }
-        state.withLock {
-            $0.transport = made
-            $0.ownsTransport = givenSession == nil
-        }
+        let owned = givenSession == nil
+        modifyState { $0.adoptTransport(made, owned: owned) }
         return made
     }
 
@@ -43,8 +42,10 @@ extension ImageDownloaderOperation: TransferClient {
             context.downloader == nil ? transport?.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
         } ?? .invalidURL
         if let refusal {
-            state.withLock { $0.metrics.startedAt = Date() }
-            finish(error: refusal, cancelTransfer: false)
+            modifyStateAndRunActions {
+                $0.markStarted(keepingEarlier: false)
+                return $0.finish(.failure(refusal), cancelTransfer: false)
+            }
             return
         }
         let transferRequest = TransferRequest(
@@ -58,15 +59,9 @@ extension ImageDownloaderOperation: TransferClient {
         }
         let timeouts = TransferTimeouts(
             monitor: deadlineMonitor, idle: settings.idleTimeout, maximumDuration: settings.maximumDownloadDuration)
-        let (cancelledWhileStarting, reports): (Bool, Bool) = state.withLock {
-            $0.beginAttempt(Attempt(transfer: transfer, timeouts: timeouts, sniffs: settings.sniffsBody))
-            return ($0.cancelRequested, $0.hasProgressHandlers)
-        }
-        if cancelledWhileStarting {
-            finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)
-            transfer.cancel()  // also when the operation had already finished: a URLSession task exists already
-            return
-        }
+        let attempt = Attempt(transfer: transfer, timeouts: timeouts, sniffs: settings.sniffsBody)
+        // A cancel while starting ends the download and cancels the transfer (a URLSession task exists already).
+        guard let reports = modifyStateAndRunActions({ $0.beginAttempt(attempt) }) else { return }
         if first {
             if settings.mayDecodeProgressively { startProgressiveDecoding() }
             if reports { callers.reportProgress(0, -1) }
@@ -77,30 +72,23 @@ extension ImageDownloaderOperation: TransferClient {
             onTimeout: { [weak self] error in
                 self?.attemptFailed(transfer, ImageDownloaderError.network(error), cancelTransfer: true)
             })
-        let kept: Bool = state.withLock { s in
-            s.modifyAttempt(of: transfer) { attempt in
-                guard !attempt.timeoutsStopped else { return false }
-                attempt.runningTimeouts = running
-                return true
-            } ?? false
-        }
         // The attempt ended during start (a cancel from the start progress callback): no registration stays.
-        if !kept { timeouts.stop(running) }
+        modifyStateAndRunActions { $0.clocksStarted(.init(timeouts: timeouts, running: running), for: transfer) }
         transfer.resume()
     }
 
-    var hasProgressHandlers: Bool { state.withLock { $0.hasProgressHandlers } }
+    var hasProgressHandlers: Bool { modifyState { $0.hasProgressHandlers } }
 
     /// When `transfer` last reported an event (read by the deadline monitor when the idle deadline is due).
     private func lastActivity(of transfer: any TransportTransfer) -> UInt64 {
-        state.withLock { $0.modifyAttempt(of: transfer) { $0.lastActivity } } ?? 0
+        modifyState { $0.lastActivity(of: transfer) }
     }
 
     // MARK: - TransferClient
 
     func transfer(_ transfer: any TransportTransfer, didReceive response: TransportResponse) {
         let now = deadlineMonitor.now()
-        guard state.withLock({ $0.activeAttempt(of: transfer, now: now) != nil }) else { return }
+        guard modifyState({ $0.noteActivity(of: transfer, now: now) != nil }) else { return }
         var response = response
         var fromCache: CachedHTTPResponse?
         let serverResponse = response.statusCode == nil ? nil : response
@@ -127,54 +115,23 @@ extension ImageDownloaderOperation: TransferClient {
             }
             if modified !== response.urlResponse { response = TransportResponse(modified) }
         }
-        let status = response.statusCode
-        let checked: (ResponseValidation, Bool, Bool)? = state.withLock { s in
-            let mayRetry = s.credential != nil
-            let authAttempts: Int? = s.modifyAttempt(of: transfer) { attempt in
-                // An authentication retry sends a second response: everything about the body starts over.
-                attempt.buffer = Data()
-                if attempt.sniffer != nil { attempt.sniffer = BodySniffer() }
-                attempt.lastReportedSize = -1
-                attempt.awaitingAuthRetry = false
-                attempt.serverResponse = serverResponse
-                attempt.revalidated = fromCache
-                if fromCache != nil { attempt.sniffer = nil }  // [HTTP cache] the stored body is the one delivered
-                return attempt.authAttempts
-            }
-            guard let authAttempts else { return nil }
-            s.response = response
-            s.metrics.recordResponse(status: status)
-            if let fromCache {  // [HTTP cache]
-                s.metrics.source = fromCache.source
-                s.metrics.servedStale = fromCache.isStale
-            }
-            let validation = ResponseValidation(
-                acceptableStatusCodes: s.acceptableStatusCodes, acceptableContentTypes: s.acceptableContentTypes,
-                maximumResponseSize: settings.maximumResponseSize)
-            return (validation, mayRetry && authAttempts == 0, s.hasProgressHandlers)
-        }
-        guard let (validation, mayRetryAuthentication, reports) = checked else { return }
-        let sameOriginRetry = mayRetryAuthentication && sameOrigin(response.url, originalRequest.url)
-        switch validation.verdict(for: response, mayRetryAuthentication: sameOriginRetry) {
+        let limit = settings.maximumResponseSize
+        let delivered = response
+        guard let checked = modifyState({
+            $0.responseArrived(
+                delivered, server: serverResponse, fromCache: fromCache, from: transfer, maximumResponseSize: limit)
+        }) else { return }
+        let reports = checked.reportsProgress
+        let sameOriginRetry = checked.mayRetryAuthentication && sameOrigin(response.url, originalRequest.url)
+        switch checked.validation.verdict(for: response, mayRetryAuthentication: sameOriginRetry) {
         case .reject(let error):
             // A 503 or 429 may be retried (its Retry-After is in `serverResponse`).
             attemptFailed(transfer, error, cancelTransfer: true)
         case .awaitAuthenticationRetry:
             // The challenge (and the retried request) follows this response on Linux.
-            state.withLock { _ = $0.modifyAttempt(of: transfer) { $0.awaitingAuthRetry = true } }
+            modifyState { $0.awaitAuthenticationRetry(transfer) }
         case .accept(let expected):
-            state.withLock { s in
-                _ = s.modifyAttempt(of: transfer) { attempt in
-                    // Room for the announced body up front (SDWebImage's initWithCapacity): the chunks are then
-                    // copied once each. Capped, since the header may lie.
-                    if expected > 0, attempt.buffer.isEmpty {
-                        attempt.buffer = Data(capacity: min(expected, Self.maximumReservedBytes))
-                    }
-                    attempt.expectedSize = expected
-                    attempt.lastReportedSize = 0
-                }
-                s.metrics.expectedBytes = expected
-            }
+            modifyState { $0.responseAccepted(transfer, expected: expected, maximumReserved: Self.maximumReservedBytes) }
             if reports { callers.reportProgress(0, expected) }
             callers.post([.imageDownloadReceiveResponse], object: self)
         }
@@ -192,11 +149,7 @@ extension ImageDownloaderOperation: TransferClient {
 
     /// The one body path of both delivery methods. `data`: the chunk as a `Data` when it came as one.
     private func receiveBody(_ bytes: UnsafeRawBufferPointer, data: Data?, from transfer: any TransportTransfer) {
-        enum Action {
-            case drop, tooLarge(Int)
-            case accept(report: (Int, Int)?, progressive: ProgressiveDecoding?, offset: Int)
-        }
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard !bytes.isEmpty else { return }
         if let verdict = sniff(bytes, data: data, from: transfer), case .notAnImage(let what) = verdict {
             // Said at once, and the rest of the body is never fetched.
             finish(error: ImageDownloaderError.badImageData(.notAnImage(what)), cancelTransfer: true)
@@ -204,36 +157,11 @@ extension ImageDownloaderOperation: TransferClient {
         }
         let limit = settings.maximumResponseSize
         let now = deadlineMonitor.now()
-        let action: Action = state.withLock { s in
-            // Data keeps arriving after a cancel on some transports: dropped.
-            guard let attempt = s.activeAttempt(of: transfer, now: now), !attempt.awaitingAuthRetry,
-                  attempt.revalidated == nil  // [HTTP cache] the body of a 5xx answered from the cache: not kept
-            else { return .drop }
-            let (total, overflow) = attempt.buffer.count.addingReportingOverflow(bytes.count)
-            if overflow || total > limit { return .tooLarge(overflow ? Int.max : total) }
-            let offset = attempt.buffer.count
-            if offset == 0 { s.metrics.firstByteAt = Date() }
-            attempt.buffer.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-            s.metrics.receivedBytes = total
-            let expected = attempt.expectedSize > 0 ? max(attempt.expectedSize, total) : -1
-            let interval = s.minimumProgressInterval
-            var report: (Int, Int)?
-            if s.hasProgressHandlers, expected <= 0 || interval <= 0
-                || Double(total - max(0, attempt.lastReportedSize)) / Double(expected) >= interval || total >= expected {
-                attempt.lastReportedSize = total
-                report = (total, expected)
-            }
-            return .accept(report: report, progressive: s.progressive, offset: offset)
-        }
-        switch action {
-        case .drop:
-            return
-        case .tooLarge(let size):
-            finish(error: ImageDownloaderError.responseTooLarge(size), cancelTransfer: true)
-        case .accept(let report, let progressive, let offset):
-            if let (received, expected) = report { callers.reportProgress(received, expected) }
-            progressive?.feed(data ?? Data(bytes), at: offset)
-        }
+        // Over the limit, the machine ends the download (`.responseTooLarge`).
+        let verdict = modifyStateAndRunActions { $0.bytesArrived(bytes, from: transfer, now: now, limit: limit) }
+        guard case .accept(let report, let progressive, let offset) = verdict else { return }
+        if let (received, expected) = report { callers.reportProgress(received, expected) }
+        progressive?.feed(data ?? Data(bytes), at: offset)
     }
 
     /// While the first bytes are being checked (`BodySniffer`): feeds them, outside the lock (coders'
@@ -242,18 +170,13 @@ extension ImageDownloaderOperation: TransferClient {
         _ bytes: UnsafeRawBufferPointer, data: Data?, from transfer: any TransportTransfer
     ) -> BodySniffer.Verdict? {
         guard settings.sniffsBody else { return nil }
-        guard var pending = state.withLock({ s in
-            s.isCurrent(transfer) && s.attempt?.awaitingAuthRetry == false ? s.attempt?.sniffer : nil
-        }) else { return nil }
+        guard var pending = modifyState({ $0.snifferToFeed(transfer) }) else { return nil }
         let coders = settings.codersManager
         // The sniffer keeps at most `maximumPrefix` bytes: only those are copied from a transport's buffer.
         let chunk = data ?? Data(UnsafeRawBufferPointer(rebasing: bytes.prefix(BodySniffer.maximumPrefix)))
         let verdict = pending.feed(chunk) { coders.coders }
-        state.withLock { s in
-            _ = s.modifyAttempt(of: transfer) { attempt in
-                if attempt.sniffer != nil { attempt.sniffer = verdict == .undecided ? pending : nil }
-            }
-        }
+        let fed = pending
+        modifyState { $0.snifferFed(transfer, fed, verdict: verdict) }
         return verdict
     }
 
@@ -261,10 +184,9 @@ extension ImageDownloaderOperation: TransferClient {
         _ transfer: any TransportTransfer, willRedirect response: HTTPURLResponse, to request: URLRequest
     ) -> URLRequest? {
         let now = deadlineMonitor.now()
-        let found: (Int, (any DownloadTransport)?)? = state.withLock { s in
-            guard s.activeAttempt(of: transfer, now: now) != nil else { return nil }
-            s.metrics.redirectCount += 1
-            return (s.metrics.redirectCount, context.downloader?.transport ?? s.transport)
+        let downloaderTransport = context.downloader?.transport
+        let found = modifyState {
+            $0.redirectProposed(transfer, now: now, downloaderTransport: downloaderTransport)
         }
         guard let (count, transport) = found else { return nil }
         let policy = RedirectPolicy(originalRequest: originalRequest) { transport?.unsupportedReason(for: $0) }
@@ -281,11 +203,8 @@ extension ImageDownloaderOperation: TransferClient {
     func transfer(_ transfer: any TransportTransfer, didReceive challenge: TransferChallenge) -> URLCredential? {
         let originalHost = originalRequest.url?.host
         let now = deadlineMonitor.now()
-        let credential: URLCredential? = state.withLock { s in
-            guard let attempt = s.activeAttempt(of: transfer, now: now) else { return nil }
-            let credential = CredentialPolicy.credential(for: challenge, stored: s.credential, originalHost: originalHost)
-            if credential != nil { attempt.authAttempts += 1 }
-            return credential
+        let credential = modifyState {
+            $0.challengeReceived(challenge, from: transfer, now: now, originalHost: originalHost)
         }
         // [HTTP cache] a shared cache stores a response to an authorized request only where RFC 9111 §3.5 allows.
         if credential != nil { httpTransaction.authenticationAnswered() }
@@ -294,32 +213,24 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics) {
-        var bodySize = settings.maximumResponseSize &+ 1  // what a transport's size limit reports at least
-        var redirects = 0
-        let ended: (attempt: Attempt, cancelRequested: Bool, timeouts: (TransferTimeouts, TransferTimeouts.Running)?)?
-            = state.withLock { s in
-                guard let attempt = s.isCurrent(transfer) ? s.attempt : nil else { return nil }
-                s.metrics.record(metrics, requestsBefore: s.requestsSent)
-                s.requestsSent = s.metrics.attemptCount
-                bodySize = max(bodySize, attempt.expectedSize, attempt.buffer.count)
-                redirects = s.metrics.redirectCount
-                // The transfer is over: decoding never counts against a timeout.
-                return (attempt, s.cancelRequested, s.stopTimeouts())
-            }
-        guard let (attempt, cancelRequested, timeouts) = ended else { return }
-        if let (clocks, running) = timeouts { clocks.stop(running) }
+        let minimumBodySize = settings.maximumResponseSize &+ 1  // what a transport's size limit reports at least
+        // The transfer is over: its clocks stop (decoding never counts against a timeout).
+        guard let ended = modifyStateAndRunActions({
+            $0.transferCompleted(transfer, metrics: metrics, minimumBodySize: minimumBodySize)
+        }) else { return }
         if let error {
             attemptFailed(transfer, Self.downloaderError(
-                for: error, cancelRequested: cancelRequested, bodySize: bodySize, redirectCount: redirects))
+                for: error, cancelRequested: ended.cancelRequested, bodySize: ended.bodySize,
+                redirectCount: ended.redirects))
             return
         }
-        let (response, codes) = state.withLock { ($0.response, $0.acceptableStatusCodes) }
+        let (response, codes) = modifyState { ($0.response, $0.acceptableStatusCodes) }
         if let status = response?.statusCode, !ResponseValidation.isAcceptable(status: status, codes: codes) {
             // A 401 kept for an authentication retry that never came (or refused): the status is the answer.
             attemptFailed(transfer, ImageDownloaderError.invalidDownloadStatusCode(status))
             return
         }
-        complete(attempt)
+        complete(ended.attempt)
     }
 
     /// The one place a failed attempt is judged (its transfer ended with an error, an unacceptable status or a

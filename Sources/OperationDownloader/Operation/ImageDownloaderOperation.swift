@@ -11,16 +11,18 @@ import FoundationNetworking
 /// its own); the transfer's events (`TransferClient`, in ImageDownloaderOperation+Transfer.swift) fill the
 /// attempt's buffer; the final step decodes one image per variant the callers want; every caller is answered
 /// exactly once (CallbackFanOut.swift). With URLSession, the session's callbacks pass through this class's
-/// `URLSessionDataDelegate` methods (ImageDownloaderOperation+SessionDelegate.swift), which a subclass may
+/// `URLSessionDataDelegate` methods (below, in this file), which a subclass may
 /// override. Subclass it to customise downloads and set `ImageDownloaderConfiguration.operationClass`.
 ///
-/// Files: OperationState.swift (the one locked state), ResponseValidation.swift, RedirectPolicy.swift,
-/// TransferTimeouts.swift, OperationMetrics.swift, FinalDecodeStep.swift and FinalImages.swift (the final step
+/// Files: StateMachine/ (`DownloadStateMachine`, the one locked state, and every transition of it; the one
+/// helper that runs its events is in ImageDownloaderOperation+StateMachine.swift), ResponseValidation.swift,
+/// RedirectPolicy.swift, TransferTimeouts.swift, OperationMetrics.swift, FinalDecodeStep.swift and FinalImages.swift (the final step
 /// per variant), CallbackFanOut.swift, ImageDownloaderOperation+Finish.swift (the end),
 /// ImageDownloaderOperation+HTTPCache.swift (the HTTP cache's refetch and stale answers),
 /// ImageDownloaderOperation+Progressive.swift (partial images, for the callers that ask).
 open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol, @unchecked Sendable {
-    // Everything mutable is in `state` (one lock); callers are in `callers` (their own barrier queue).
+    // Everything mutable is in `state` (one lock, reached only through `modifyStateAndRunActions`); callers are
+    // in `callers` (their own barrier queue).
 
     /// Redirects followed before failing with `URLError.httpTooManyRedirects` (browsers use about 20).
     public static let maximumRedirects = RedirectPolicy.maximumRedirects
@@ -40,7 +42,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     let deadlineMonitor: DeadlineMonitor
     /// The session given to `init` (the downloader's), used when no transport came with the context.
     let givenSession: URLSession?
-    let state: Locked<OperationState>
+    let state: Locked<DownloadStateMachine>
     /// Cancelled with the operation: a final decode waiting for the decode memory budget stops waiting.
     let decodeCancellation = ImageDecodingCancellation()
 
@@ -62,7 +64,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.callers = CallbackFanOut(
             callbackQueue: settings.callbackQueue, postsNotifications: settings.postsNotifications, url: request.url,
             memoryCache: memoryCache)
-        self.state = Locked(OperationState(metrics: ImageDownloadMetrics(queuedAt: Date())))
+        self.state = Locked(DownloadStateMachine(metrics: ImageDownloadMetrics(queuedAt: Date())))
         self.httpTransaction = HTTPCacheTransaction(
             request: request, cache: self.context.httpCache, useURLCache: options.contains(.useURLCache),
             ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies),
@@ -74,25 +76,28 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     public var request: URLRequest? { originalRequest }
     /// Foundation's response, made on first use from the transport's (Loading/Transport/TransportResponse.swift).
-    public var response: URLResponse? { state.withLock { $0.response }?.urlResponse }
+    public var response: URLResponse? { modifyState { $0.response }?.urlResponse }
     /// The data task of the current transfer when it runs on URLSession (nil on another transport).
-    public var dataTask: URLSessionTask? { (state.withLock { $0.attempt?.transfer } as? URLSessionTransfer)?.dataTask }
-    public var metrics: ImageDownloadMetrics? { state.withLock { $0.metrics } }
+    public var dataTask: URLSessionTask? { (modifyState { $0.attempt?.transfer } as? URLSessionTransfer)?.dataTask }
+    public var metrics: ImageDownloadMetrics? { modifyState { $0.metrics } }
     public var credential: URLCredential? {
-        get { state.withLock { $0.credential } }
-        set { state.withLock { $0.credential = newValue } }
+        get { modifyState { $0.credential } }
+        set { modifyState { $0.credential = newValue } }
     }
     public var minimumProgressInterval: Double {
-        get { state.withLock { $0.minimumProgressInterval } }
-        set { state.withLock { $0.minimumProgressInterval = min(1, max(0, newValue)) } }
+        get { modifyState { $0.minimumProgressInterval } }
+        set { modifyState { $0.minimumProgressInterval = newValue } }  // clamped to 0...1 by the machine
     }
     public var acceptableStatusCodes: IndexSet? {
-        get { state.withLock { $0.acceptableStatusCodes } }
-        set { state.withLock { $0.acceptableStatusCodes = newValue } }
+        get { modifyState { $0.acceptableStatusCodes } }
+        set { modifyState { $0.acceptableStatusCodes = newValue } }
     }
     public var acceptableContentTypes: Set<String>? {
-        get { state.withLock { $0.acceptableContentTypes } }
-        set { state.withLock { $0.acceptableContentTypes = newValue.map { Set($0.map { $0.lowercased() }) } } }
+        get { modifyState { $0.acceptableContentTypes } }
+        set {
+            let lowercased = newValue.map { Set($0.map { $0.lowercased() }) }
+            modifyState { $0.acceptableContentTypes = lowercased }
+        }
     }
 
     /// The options this operation was created with.
@@ -104,36 +109,30 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         get { super.queuePriority }
         set {
             super.queuePriority = newValue
-            state.withLock { $0.attempt?.transfer }?.setPriority(TransferRequest.priority(for: newValue))
+            modifyState { $0.attempt?.transfer }?.setPriority(TransferRequest.priority(for: newValue))
         }
     }
 
     // MARK: - Operation state (manual KVO)
 
     open override var isAsynchronous: Bool { true }
-    open override var isExecuting: Bool { state.withLock { $0.isExecuting } }
-    open override var isFinished: Bool { state.withLock { $0.isFinished } }
+    open override var isExecuting: Bool { modifyState { $0.isExecuting } }
+    open override var isFinished: Bool { modifyState { $0.isFinished } }
 
     func setExecuting(_ value: Bool) {
         willChangeValue(forKey: "isExecuting")
-        state.withLock { $0.isExecuting = value }
+        modifyState { $0.setExecuting(value) }
         didChangeValue(forKey: "isExecuting")
     }
 
     /// Runs the downloader's finishing hook on this thread, then flips `isFinished` (and `isExecuting`).
     func setFinished() {
-        let hook: (@Sendable () -> Void)? = state.withLock { s in
-            defer { s.finishing = nil }
-            return s.finishing
-        }
+        let hook = modifyState { $0.takeFinishingHook() }
         hook?()
-        let wasExecuting = state.withLock { $0.isExecuting }
+        let wasExecuting = modifyState { $0.isExecuting }
         if wasExecuting { willChangeValue(forKey: "isExecuting") }
         willChangeValue(forKey: "isFinished")
-        state.withLock {
-            $0.isExecuting = false
-            $0.isFinished = true
-        }
+        modifyState { $0.markFinished() }
         didChangeValue(forKey: "isFinished")
         if wasExecuting { didChangeValue(forKey: "isExecuting") }
     }
@@ -148,7 +147,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             completionBlock = body
             return
         }
-        state.withLock { $0.finishing = body }
+        modifyState { $0.setFinishingHook(body) }
     }
 
     // MARK: - Callers
@@ -198,10 +197,10 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     private func add(_ record: CallbackRecord) -> AnyObject? {
         // Set before the record is visible, so no progress report (or final decode) can miss it.
         if record.progress != nil || record.variant.decoding != nil {
-            state.withLock {
-                if record.progress != nil { $0.hasProgressHandlers = true }
-                if record.variant.decoding != nil { $0.anyCallerDecodes = true }
-                if record.wantsPartialImages && record.variant.decoding != nil { $0.anyCallerWantsPartialImages = true }
+            modifyState {
+                $0.callerJoined(
+                    reportsProgress: record.progress != nil, decodes: record.variant.decoding != nil,
+                    wantsPartialImages: record.wantsPartialImages)
             }
         }
         guard callers.add(record) else { return nil }
@@ -226,22 +225,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     open override func start() {
         let cancelledBefore = isCancelled
-        let finishAtOnce: Bool? = state.withLock {
-            guard case .pending = $0.phase else { return nil }
-            if $0.cancelRequested || cancelledBefore {
-                $0.phase = .finished
-                return true
-            }
-            $0.phase = .starting
-            return false
-        }
-        guard let finishAtOnce else { return }
-        if finishAtOnce {
-            callers.answerAll(.failure(ImageDownloaderError.cancelled), after: [], object: self)
-            releaseResources()
-            setFinished()
-            return
-        }
+        // Cancelled before: the callers are answered `.cancelled` and the operation finishes (the machine's action).
+        guard modifyStateAndRunActions({ $0.start(cancelledBefore: cancelledBefore) }) == .begin else { return }
         setExecuting(true)
         beginBackgroundTaskIfNeeded()
         sendOrServe()
@@ -254,7 +239,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         // download that rejects it (without a cache, nothing to read: no closure, no lock).
         let begun: HTTPCacheTransaction.Start
         if httpTransaction.mayStore {
-            let codes = state.withLock { $0.acceptableStatusCodes }
+            let codes = modifyState { $0.acceptableStatusCodes }
             switch httpTransaction.beginSharing(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) }) {
             case .proceed(let start):
                 begun = start
@@ -271,21 +256,15 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         case .serveFromCache(let cached):
             serveFromHTTPCache(cached)
         case .fail(let error):
-            state.withLock { $0.metrics.startedAt = $0.metrics.startedAt ?? Date() }
-            finish(error: ImageDownloaderError.network(error), cancelTransfer: false)
+            modifyStateAndRunActions {
+                $0.markStarted(keepingEarlier: true)
+                return $0.finish(.failure(ImageDownloaderError.network(error)), cancelTransfer: false)
+            }
         }
     }
 
     open override func cancel() {
-        enum Where { case beforeStart, running, over }
-        let at: Where = state.withLock {
-            $0.cancelRequested = true
-            switch $0.phase {
-            case .pending, .starting: return .beforeStart
-            case .transferring, .waitingToRetry, .completing: return .running
-            case .finished: return .over
-            }
-        }
+        let at = modifyState { $0.cancel() }
         super.cancel()
         switch at {
         case .beforeStart:
@@ -353,14 +332,14 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     /// The URLSession transfer of the running attempt (it ignores callbacks of any task but its own).
     private func sessionTransfer(for task: URLSessionTask) -> URLSessionTransfer? {
-        state.withLock { $0.attempt?.transfer } as? URLSessionTransfer
+        modifyState { $0.attempt?.transfer } as? URLSessionTransfer
     }
 
     private func beginBackgroundTaskIfNeeded() {
         guard options.contains(.continueInBackground), let provider = BackgroundTasks.provider else { return }
         let id = provider.beginBackgroundTask { [weak self] in self?.cancel() }
         guard let id else { return }
-        state.withLock { $0.backgroundTask = (provider, id) }
+        modifyState { $0.setBackgroundTask((provider, id)) }
     }
 }
 

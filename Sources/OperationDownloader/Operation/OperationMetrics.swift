@@ -3,11 +3,9 @@ import Foundation
 /// How the operation fills in `ImageDownloadMetrics` (Docs/Options.md): its own timestamps and counts, plus
 /// what the transport measured about each transfer.
 extension ImageDownloadMetrics {
-    /// An attempt's transfer ended: the transport's figures (nil where it cannot tell). `requestsBefore`: the
-    /// requests of earlier attempts; a transport re-sending a request on a fresh connection counts too (the
-    /// server saw it).
-    mutating func record(_ transfer: TransferMetrics, requestsBefore: Int) {
-        attemptCount = requestsBefore + max(1, transfer.requestsSent)
+    /// An attempt's transfer ended: the transport's figures (nil where it cannot tell). Its requests are counted
+    /// by `DownloadStateMachine` (`attemptCount`).
+    mutating func record(_ transfer: TransferMetrics) {
         httpVersion = transfer.httpVersion ?? httpVersion
         remoteAddress = transfer.remoteAddress ?? remoteAddress
         connectionReused = transfer.connectionReused ?? connectionReused

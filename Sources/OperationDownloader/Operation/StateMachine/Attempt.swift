@@ -1,0 +1,49 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One transfer and what it has received so far. A retry (ImageDownloaderOperation+Retry.swift) makes a new one.
+///
+/// A class, reached only through `DownloadStateMachine`'s `transferring` phase: its fields are read and written only inside the
+/// operation's state lock (a struct payload would be copied out of the enum and back on every chunk).
+/// Its fields skip the runtime's dynamic exclusivity checks: the lock already serializes every access.
+final class Attempt: @unchecked Sendable {  // guarded by the owning operation's `state` lock
+    let transfer: any TransportTransfer
+    let timeouts: TransferTimeouts
+    /// The clocks' registrations while they run; nil before they start and once stopped.
+    @exclusivity(unchecked) var runningTimeouts: TransferTimeouts.Running?
+    /// The clocks were stopped (the transfer ended): they must not start after that.
+    @exclusivity(unchecked) var timeoutsStopped = false
+    /// The monitor time of the latest event (the idle timeout counts from it).
+    @exclusivity(unchecked) var lastActivity: UInt64
+    @exclusivity(unchecked) var buffer = Data()
+    /// The announced body size (clamped later by what arrives), or -1.
+    @exclusivity(unchecked) var expectedSize = -1
+    @exclusivity(unchecked) var lastReportedSize = -1
+    /// The current response is a 401 that an authentication retry should replace: its body is not kept.
+    @exclusivity(unchecked) var awaitingAuthRetry = false
+    @exclusivity(unchecked) var authAttempts = 0
+    /// Checks the first body bytes for a non-image (nil once decided, or when not sniffing).
+    @exclusivity(unchecked) var sniffer: BodySniffer?
+    /// The server's response as received (before the response modifier), to store in the HTTP cache.
+    @exclusivity(unchecked) var serverResponse: TransportResponse?
+    /// A 304 answered from the HTTP cache: its stored response and body replace the (empty) 304.
+    @exclusivity(unchecked) var revalidated: CachedHTTPResponse?
+
+    init(transfer: any TransportTransfer, timeouts: TransferTimeouts, sniffs: Bool) {
+        self.transfer = transfer
+        self.timeouts = timeouts
+        self.lastActivity = timeouts.monitor.now()
+        self.sniffer = sniffs ? BodySniffer() : nil
+    }
+}
+
+extension Attempt {
+    /// Whether a caller saw more of this attempt than its response: a progress report with received bytes, or
+    /// (with progressive decoding) body bytes that an incremental decoder may already have turned into a partial
+    /// image. A retry would then show a caller bytes twice, so the failure is final (Docs/Options.md).
+    func deliveredBeyondResponse(decodesProgressively: Bool) -> Bool {
+        lastReportedSize > 0 || (decodesProgressively && !buffer.isEmpty)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Decoding
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The running transfer's events: response, body bytes, body sniffing, redirect, challenge, and the incremental
+/// decoders fed with the body. Every event counts only while its transfer is the running one (`attempt(of:)`).
+extension DownloadStateMachine {
+    // MARK: - Response
+
+    struct ResponseCheck {
+        let validation: ResponseValidation
+        let mayRetryAuthentication: Bool
+        let reportsProgress: Bool
+    }
+
+    /// A response arrived (after the HTTP cache and the response modifier): everything about the body starts
+    /// over (an authentication retry sends a second response). Returns how to validate it; nil when stale.
+    mutating func responseArrived(
+        _ response: TransportResponse, server serverResponse: TransportResponse?, fromCache: CachedHTTPResponse?,
+        from transfer: any TransportTransfer, maximumResponseSize: Int
+    ) -> ResponseCheck? {
+        guard let attempt = attempt(of: transfer) else { return nil }
+        attempt.buffer = Data()
+        if attempt.sniffer != nil { attempt.sniffer = BodySniffer() }
+        attempt.lastReportedSize = -1
+        attempt.awaitingAuthRetry = false
+        attempt.serverResponse = serverResponse
+        attempt.revalidated = fromCache
+        if fromCache != nil { attempt.sniffer = nil }  // [HTTP cache] the stored body is the one delivered
+        setResponse(response)
+        recordMetrics {
+            $0.recordResponse(status: response.statusCode)
+            if let fromCache {  // [HTTP cache]
+                $0.source = fromCache.source
+                $0.servedStale = fromCache.isStale
+            }
+        }
+        let validation = ResponseValidation(
+            acceptableStatusCodes: acceptableStatusCodes, acceptableContentTypes: acceptableContentTypes,
+            maximumResponseSize: maximumResponseSize)
+        return ResponseCheck(
+            validation: validation, mayRetryAuthentication: credential != nil && attempt.authAttempts == 0,
+            reportsProgress: hasProgressHandlers)
+    }
+
+    /// The response is a 401 that the challenge (and a retried request) follows on Linux: its body is not kept.
+    mutating func awaitAuthenticationRetry(_ transfer: any TransportTransfer) {
+        attempt(of: transfer)?.awaitingAuthRetry = true
+    }
+
+    /// The response is accepted: room for the announced body up front (SDWebImage's initWithCapacity: chunks are
+    /// then copied once each), capped at `maximumReserved` since the header may lie.
+    mutating func responseAccepted(_ transfer: any TransportTransfer, expected: Int, maximumReserved: Int) {
+        if let attempt = attempt(of: transfer) {
+            if expected > 0, attempt.buffer.isEmpty { attempt.buffer = Data(capacity: min(expected, maximumReserved)) }
+            attempt.expectedSize = expected
+            attempt.lastReportedSize = 0
+        }
+        recordMetrics { $0.expectedBytes = expected }
+    }
+
+    // MARK: - Body
+
+    enum BodyVerdict {
+        /// Stale transfer, a 401 awaiting its retry, or a 5xx answered from the HTTP cache: not kept.
+        case drop
+        /// Appended at `offset`; `report` is a throttled progress report; `progressive` is fed the chunk.
+        case accept(report: (received: Int, expected: Int)?, progressive: ProgressiveDecoding?, offset: Int)
+    }
+
+    /// Body bytes: appended to the attempt's buffer (no allocation beyond the buffer's growth), progress
+    /// throttled by `minimumProgressInterval`. Over `limit`: the download ends with `.responseTooLarge`.
+    mutating func bytesArrived(
+        _ bytes: UnsafeRawBufferPointer, from transfer: any TransportTransfer, now: UInt64, limit: Int
+    ) -> (Action, BodyVerdict) {
+        // Data keeps arriving after a cancel on some transports: dropped.
+        guard let base = bytes.baseAddress, let attempt = noteActivity(of: transfer, now: now),
+              !attempt.awaitingAuthRetry, attempt.revalidated == nil
+        else { return (.none, .drop) }
+        let (total, overflow) = attempt.buffer.count.addingReportingOverflow(bytes.count)
+        if overflow || total > limit {
+            let size = overflow ? Int.max : total
+            return (finish(.failure(ImageDownloaderError.responseTooLarge(size)), cancelTransfer: true), .drop)
+        }
+        let offset = attempt.buffer.count
+        attempt.buffer.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        recordMetrics {
+            if offset == 0 { $0.firstByteAt = Date() }
+            $0.receivedBytes = total
+        }
+        let expected = attempt.expectedSize > 0 ? max(attempt.expectedSize, total) : -1
+        let interval = minimumProgressInterval
+        var report: (Int, Int)?
+        if hasProgressHandlers, expected <= 0 || interval <= 0
+            || Double(total - max(0, attempt.lastReportedSize)) / Double(expected) >= interval || total >= expected {
+            attempt.lastReportedSize = total
+            report = (total, expected)
+        }
+        return (.none, .accept(report: report, progressive: progressive, offset: offset))
+    }
+
+    /// The sniffer to feed the first body bytes to (outside the lock: coders' `canDecode` is user code); nil once
+    /// decided, when not sniffing, or for a 401 awaiting its retry.
+    func snifferToFeed(_ transfer: any TransportTransfer) -> BodySniffer? {
+        guard let attempt = attempt(of: transfer), !attempt.awaitingAuthRetry else { return nil }
+        return attempt.sniffer
+    }
+
+    /// The sniffer was fed: kept while undecided (events of one transfer never overlap, so it was not fed twice).
+    mutating func snifferFed(_ transfer: any TransportTransfer, _ fed: BodySniffer, verdict: BodySniffer.Verdict) {
+        guard let attempt = attempt(of: transfer), attempt.sniffer != nil else { return }
+        attempt.sniffer = verdict == .undecided ? fed : nil
+    }
+
+    // MARK: - Redirect and challenge
+
+    /// A redirect is proposed: counted; returns the count and the transport that would follow it (nil: stale).
+    mutating func redirectProposed(
+        _ transfer: any TransportTransfer, now: UInt64, downloaderTransport: (any DownloadTransport)?
+    ) -> (count: Int, transport: (any DownloadTransport)?)? {
+        guard noteActivity(of: transfer, now: now) != nil else { return nil }
+        var count = 0
+        recordMetrics {
+            $0.redirectCount += 1
+            count = $0.redirectCount
+        }
+        return (count, downloaderTransport ?? transport)
+    }
+
+    /// A challenge: the stored credential, once, for the original host only (`CredentialPolicy`).
+    mutating func challengeReceived(
+        _ challenge: TransferChallenge, from transfer: any TransportTransfer, now: UInt64, originalHost: String?
+    ) -> URLCredential? {
+        guard let attempt = noteActivity(of: transfer, now: now) else { return nil }
+        let answer = CredentialPolicy.credential(for: challenge, stored: credential, originalHost: originalHost)
+        if answer != nil { attempt.authAttempts += 1 }
+        return answer
+    }
+
+    // MARK: - Partial images
+
+    /// A caller that wants partial images for `decoding` while an attempt runs: the attempt's incremental
+    /// decoders (made with the first, by `make`) get a stream fed the bytes so far. Handing the stream to
+    /// `ProgressiveDecoding` (its own lock, no user code) happens here, in the same critical section as the
+    /// buffer's snapshot, so no chunk appended after the snapshot can reach the decoders before the stream.
+    mutating func addProgressiveStream(
+        for decoding: ImageVariant.Decoding, options: ImageDecodingOptions,
+        make: (DispatchQueue) -> ProgressiveDecoding
+    ) {
+        guard let attempt else { return }
+        let decoders: ProgressiveDecoding
+        if let running = progressive {
+            decoders = running
+        } else {
+            decoders = make(madeCoderQueue())
+            setProgressive(decoders)
+        }
+        decoders.addStream(for: decoding, options: options, received: attempt.buffer)
+    }
+}
