@@ -17,7 +17,7 @@ final class Attempt: @unchecked Sendable {  // guarded by the owning operation's
     @exclusivity(unchecked) var timeoutsStopped = false
     /// The monitor time of the latest event (the idle timeout counts from it).
     @exclusivity(unchecked) var lastActivity: UInt64
-    @exclusivity(unchecked) var buffer = Data()
+    @exclusivity(unchecked) var buffer = ReceiveBuffer()
     /// The announced body size (clamped later by what arrives), or -1.
     @exclusivity(unchecked) var expectedSize = -1
     @exclusivity(unchecked) var lastReportedSize = -1

@@ -162,7 +162,7 @@ extension DownloadStateMachine {
         let inline = nothingToDo && !anyCallerDecodes && progressive == nil
         // Decided once, here: `finish` posts the stop notification on the inline path.
         if !inline { notePosted(stop: true) }
-        var data = attempt.buffer
+        var data = attempt.buffer.data
         if let revalidated = attempt.revalidated {
             data = revalidated.data  // a 304 has no body: the download's bytes are the stored ones
             recordMetrics { $0.receivedBytes = data.count }

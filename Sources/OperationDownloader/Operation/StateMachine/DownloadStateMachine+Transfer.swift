@@ -22,7 +22,7 @@ extension DownloadStateMachine {
         from transfer: any TransportTransfer, maximumResponseSize: Int
     ) -> ResponseCheck? {
         guard let attempt = attempt(of: transfer) else { return nil }
-        attempt.buffer = Data()
+        attempt.buffer = ReceiveBuffer()
         if attempt.sniffer != nil { attempt.sniffer = BodySniffer() }
         attempt.lastReportedSize = -1
         attempt.awaitingAuthRetry = false
@@ -54,7 +54,7 @@ extension DownloadStateMachine {
     /// then copied once each), capped at `maximumReserved` since the header may lie.
     mutating func responseAccepted(_ transfer: any TransportTransfer, expected: Int, maximumReserved: Int) {
         if let attempt = attempt(of: transfer) {
-            if expected > 0, attempt.buffer.isEmpty { attempt.buffer = Data(capacity: min(expected, maximumReserved)) }
+            if expected > 0, attempt.buffer.isEmpty { attempt.buffer.reserve(min(expected, maximumReserved)) }
             attempt.expectedSize = expected
             attempt.lastReportedSize = 0
         }
@@ -76,7 +76,7 @@ extension DownloadStateMachine {
         _ bytes: UnsafeRawBufferPointer, from transfer: any TransportTransfer, now: UInt64, limit: Int
     ) -> (Action, BodyVerdict) {
         // Data keeps arriving after a cancel on some transports: dropped.
-        guard let base = bytes.baseAddress, let attempt = noteActivity(of: transfer, now: now),
+        guard bytes.baseAddress != nil, let attempt = noteActivity(of: transfer, now: now),
               !attempt.awaitingAuthRetry, attempt.revalidated == nil
         else { return (.none, .drop) }
         let (total, overflow) = attempt.buffer.count.addingReportingOverflow(bytes.count)
@@ -85,7 +85,7 @@ extension DownloadStateMachine {
             return (finish(.failure(ImageDownloaderError.responseTooLarge(size)), cancelTransfer: true), .drop)
         }
         let offset = attempt.buffer.count
-        attempt.buffer.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        attempt.buffer.append(bytes)
         recordMetrics {
             if offset == 0 { $0.firstByteAt = Date() }
             $0.receivedBytes = total
@@ -157,6 +157,6 @@ extension DownloadStateMachine {
             decoders = make(madeCoderQueue())
             setProgressive(decoders)
         }
-        decoders.addStream(for: decoding, options: options, received: attempt.buffer)
+        decoders.addStream(for: decoding, options: options, received: attempt.buffer.data)
     }
 }
