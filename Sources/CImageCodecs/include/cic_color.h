@@ -25,6 +25,15 @@ cic_matrix_transform *cic_matrix_transform_create(const uint32_t *tables, const 
 void cic_matrix_transform_destroy(cic_matrix_transform *transform);
 
 /// Converts `count` RGBA8 pixels in place; alpha is kept. Safe to call from several threads at once.
+/// Takes the pair path when the transform has one and the call is long enough to repay its tables.
 void cic_matrix_transform_apply(const cic_matrix_transform *transform, uint8_t *pixels, size_t count);
+
+/// Whether R' and G' depend on R and G only (the profile's blue primary is sRGB's, as in Display P3 and Adobe
+/// RGB): then create also built the pair path's tables, which give the same bytes with fewer memory accesses.
+int cic_matrix_transform_has_pair_path(const cic_matrix_transform *transform);
+
+/// The term path alone (what `apply` does for short calls and other profiles), so tests can hold the pair
+/// path to it.
+void cic_matrix_transform_apply_terms(const cic_matrix_transform *transform, uint8_t *pixels, size_t count);
 
 #endif

@@ -8,7 +8,8 @@ import Foundation
 /// `FillSecondShaper`, `MatShaperEval16`): the input curves sampled at the 256 byte values in 1.14 fixed
 /// point, the matrix sRGB⁻¹ × colorants in 1.14, sums rounded and clipped, then sRGB's inverse curve at 16385
 /// points rounded to bytes as lcms2 rounds them. Same arithmetic, same integers: for RGB profiles the pixels are
-/// lcms2's own (see Docs/Decoding.md for the measured difference). The loop is C (cic_color_matrix.c).
+/// lcms2's own (see Docs/Decoding.md for the measured difference). The loops are C (cic_color_matrix.c), which
+/// also precomputes a pair path from these tables when the profile allows one (`hasPairPath`).
 final class MatrixTRCTransform: @unchecked Sendable {  // immutable after init; the C tables are only read
     /// What the pixels were converted from, for `ImageColorState.convertedToSRGB(from:)`.
     let description: String
@@ -45,6 +46,15 @@ final class MatrixTRCTransform: @unchecked Sendable {  // immutable after init; 
 
     /// For the JPEG shim, which converts rows as libjpeg writes them.
     var cHandle: OpaquePointer { handle }
+
+    /// Whether the C loop has its pair path for this profile: R' and G' do not depend on B (the blue primary is
+    /// sRGB's and the white D65, as in Display P3 and Adobe RGB), so they come from one table indexed by R and G.
+    var hasPairPath: Bool { cic_matrix_transform_has_pair_path(handle) != 0 }
+
+    /// The general (term) path alone on one thread, for tests holding the pair path to it.
+    func applyTermPath(to pixels: UnsafeMutablePointer<UInt8>, count: Int) {
+        cic_matrix_transform_apply_terms(handle, pixels, count)
+    }
 
     /// Converts `count` RGBA8 pixels at `pixels` in place, over several cores when the image is large and no
     /// other decode is running in the process (`DecodeActivity`): a caller that is already parallel keeps its
