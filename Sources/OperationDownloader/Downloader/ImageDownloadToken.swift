@@ -12,22 +12,26 @@ public final class ImageDownloadToken: @unchecked Sendable {  // immutable after
     public let url: URL?
     /// The request as sent (after the request modifier).
     public let request: URLRequest?
-    let operation: any ImageDownloaderOperationProtocol
+    /// The operation the caller joined, as the downloader talks to it.
+    let handle: any DownloadOperationHandle
     let callerToken: AnyObject
     /// The downloader's coalescing key (URL, cache identifier and the options that change the transfer).
     let coalescingKey: String
     private weak var downloader: ImageDownloader?
     private let cancelled = OnceFlag()
 
-    init(url: URL?, request: URLRequest?, operation: any ImageDownloaderOperationProtocol, callerToken: AnyObject,
+    init(url: URL?, request: URLRequest?, handle: any DownloadOperationHandle, callerToken: AnyObject,
          coalescingKey: String, downloader: ImageDownloader) {
         self.coalescingKey = coalescingKey
         self.url = url
         self.request = request
-        self.operation = operation
+        self.handle = handle
         self.callerToken = callerToken
         self.downloader = downloader
     }
+
+    /// The operation the caller joined.
+    var operation: any ImageDownloaderOperationProtocol { handle.operation }
 
     /// The response, once it has arrived.
     public var response: URLResponse? { operation.response }
@@ -45,7 +49,7 @@ public final class ImageDownloadToken: @unchecked Sendable {  // immutable after
         if let downloader {
             downloader.cancel(self)
         } else {
-            operation.cancel(callerToken)
+            _ = handle.cancelCaller(callerToken)
         }
     }
 }

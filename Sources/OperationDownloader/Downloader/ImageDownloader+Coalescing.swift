@@ -6,23 +6,13 @@ import FoundationNetworking
 
 /// Callers joining the operation in flight for their URL, or publishing a new one (Docs/Downloader.md).
 extension ImageDownloader {
-    /// An operation in flight for a coalescing key.
-    struct InFlight {
-        let operation: any ImageDownloaderOperationProtocol
-        /// The memory-cache writes done for this operation's callers, when the completion wrappers do them
-        /// (operation classes that are not this package's; nil otherwise).
-        let cacheWrites: CacheWrites?
-
-        /// Finished or cancelled: never joined again. (User code for custom classes: never under the lock.)
-        var isClosed: Bool { operation.isFinished || operation.isCancelled }
-    }
-
     /// `plain`: the request is `URLRequest(url:)` made by the URL entry point, so the request to send can be
     /// built afresh instead of copied and mutated (see `prepareRequest`).
     ///
     /// No lock is held while user code runs (the request modifier, a custom operation class's initialiser,
     /// `addHandlers` and properties, `OperationQueue.addOperation`): the lock only guards the map of
     /// operations in flight, and an operation is published there only once its first caller is added.
+    /// Operations of every class are reached through their `DownloadOperationHandle`.
     func download(
         _ request: URLRequest, plain: Bool, options: ImageDownloaderOptions, context: ImageDownloaderContext?,
         progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?
@@ -52,21 +42,20 @@ extension ImageDownloader {
         }
         let key = CoalescingKey.make(
             url: url, identifier: identifier, options: options, cachePolicy: request.cachePolicy, variant: variant,
-            separatesVariants: !operationWritesMemoryCache)
-        let answer = wrap(completed, request: request, identifier: cacheIdentifier)
-        func add(to operation: any ImageDownloaderOperationProtocol, _ writes: CacheWrites?) -> AnyObject? {
-            operation.addHandlers(forProgress: progress, completed: answer(writes), options: options, context: caller)
+            separatesVariants: operationMaker.separatesVariants)
+        func add(to handle: any DownloadOperationHandle) -> AnyObject? {
+            handle.addCaller(progress: progress, completed: completed, options: options, context: caller)
         }
 
-        var made: (operation: any ImageDownloaderOperationProtocol, request: URLRequest)?
+        var made: (handle: any DownloadOperationHandle, request: URLRequest)?
         // A few rounds at most: each one either joins the operation in flight, or publishes its own; a round is
-        // lost only to a concurrent caller that published first (or to an operation closing as we join it).
+        // lost only to a concurrent caller that published first, or to an operation that refused the caller
+        // (it closed as we joined: finished, cancelled, last caller gone, or a custom class saying no).
         for _ in 0..<8 {
-            if let (entry, callerToken) = joinInFlight(key: key, adding: add) {
-                let wanted = Self.priority(for: options)
-                if wanted.rawValue > entry.operation.queuePriority.rawValue { entry.operation.queuePriority = wanted }
+            if let (handle, callerToken) = joinInFlight(key: key, adding: add) {
+                handle.raisePriority(to: Self.priority(for: options))
                 return ImageDownloadToken(
-                    url: url, request: entry.operation.request, operation: entry.operation, callerToken: callerToken,
+                    url: url, request: handle.operation.request, handle: handle, callerToken: callerToken,
                     coalescingKey: key, downloader: self)
             }
             if lock.withLock({ invalidated }) { break }
@@ -83,18 +72,17 @@ extension ImageDownloader {
                 // session uses the request's).
                 let idle = DownloadSettings.idleTimeout(resolved.downloadTimeout ?? storedConfiguration.downloadTimeout)
                 if modified, prepared.timeoutInterval != idle { resolved.downloadTimeout = prepared.timeoutInterval }
-                let operation = makeOperation(
+                let handle = makeOperation(
                     request: prepared, cacheRequest: request, options: options, context: resolved)
-                made = (operation, prepared)
+                made = (handle, prepared)
             }
-            guard let (operation, prepared) = made else { break }
-            let writes = operationWritesMemoryCache ? nil : CacheWrites()
-            // Our caller first: nobody else can reach the operation yet, so it cannot have closed.
-            guard let callerToken = add(to: operation, writes) else { break }
+            guard let (handle, prepared) = made else { break }
+            // Our caller first: nobody else can reach the operation yet, so only a custom class can refuse it.
+            guard let callerToken = add(to: handle) else { break }
             let published: Bool? = lock.withLock {
                 if invalidated { return nil }
                 if operations[key] != nil { return false }
-                operations[key] = InFlight(operation: operation, cacheWrites: writes)
+                operations[key] = handle
                 liveOperations += 1
                 return true
             }
@@ -105,9 +93,9 @@ extension ImageDownloader {
                 made = nil
                 continue
             }
-            enqueue(operation, key: key)
+            enqueue(handle, key: key)
             return ImageDownloadToken(
-                url: url, request: prepared, operation: operation, callerToken: callerToken, coalescingKey: key,
+                url: url, request: prepared, handle: handle, callerToken: callerToken, coalescingKey: key,
                 downloader: self)
         }
         completed?(nil, nil, ImageDownloaderError.invalidDownloadOperation, true)
@@ -129,47 +117,28 @@ extension ImageDownloader {
         return transport.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) }
     }
 
-    /// Completions as the operation gets them. This package's operation writes the memory cache itself, before
-    /// answering; for other operation classes the wrapper adds the caller's image (under its variant) once
-    /// per operation and variant, before the caller runs.
-    private func wrap(
-        _ completed: ImageDownloaderCompletedHandler?, request: URLRequest, identifier: String?
-    ) -> (CacheWrites?) -> ImageDownloaderCompletedHandler? {
-        guard !operationWritesMemoryCache, let cache = storedConfiguration.imageCache else { return { _ in completed } }
-        return { writes in
-            { image, data, error, finished in
-                if finished, error == nil, let image, !image.isIncomplete, writes?.claim(identifier ?? "") == true,
-                   cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) {
-                    cache.add(image, for: request, withAdditionalIdentifier: identifier)
-                }
-                completed?(image, data, error, finished)
-            }
-        }
-    }
-
     /// Adds a caller to the operation in flight for `key`, if there is one that still takes callers. The lock
     /// is held only to read (or clean) the map.
     private func joinInFlight(
-        key: String, adding add: (any ImageDownloaderOperationProtocol, CacheWrites?) -> AnyObject?
-    ) -> (InFlight, AnyObject)? {
-        guard let entry = lock.withLock({ operations[key] }) else { return nil }
-        guard !entry.isClosed, let callerToken = add(entry.operation, entry.cacheWrites) else {
+        key: String, adding add: (any DownloadOperationHandle) -> AnyObject?
+    ) -> (any DownloadOperationHandle, AnyObject)? {
+        guard let handle = lock.withLock({ operations[key] }) else { return nil }
+        guard !handle.isClosed, let callerToken = add(handle) else {
             // It no longer takes callers: forget it, so the next round publishes a fresh operation.
-            lock.withLock { if operations[key]?.operation === entry.operation { operations[key] = nil } }
+            lock.withLock { if operations[key] === handle { operations[key] = nil } }
             return nil
         }
-        return (entry, callerToken)
+        return (handle, callerToken)
     }
 
     /// Cancels one caller (called by its token).
     func cancel(_ token: ImageDownloadToken) {
-        let operation = token.operation
+        let handle = token.handle
         // The operation removes the caller and, if it was the last, closes itself to new callers in one
         // critical section: a concurrent `downloadImage` then creates a fresh operation.
-        let wasLast = operation.cancel(token.callerToken)
-        guard wasLast else { return }
+        guard handle.cancelCaller(token.callerToken) else { return }
         lock.withLock {
-            if operations[token.coalescingKey]?.operation === operation { operations[token.coalescingKey] = nil }
+            if operations[token.coalescingKey] === handle { operations[token.coalescingKey] = nil }
         }
     }
 }

@@ -72,42 +72,25 @@ extension ImageDownloader {
         return merged.count == fields.count ? nil : merged
     }
 
-    /// Creates the operation (the configured class or `ImageDownloaderOperation`) with the merged context: the
-    /// downloader's settings, the transport, the timer and the memory cache travel in it, so any operation
-    /// class gets them through `init`. `cacheRequest`: the caller's request, the memory cache's key.
+    /// Creates the operation (of the configured class: `OperationMaker`) with the merged context: the
+    /// downloader's settings, the transport and the timer travel in it, so any operation class gets them through
+    /// `init`. `cacheRequest`: the caller's request, the memory cache's key.
     func makeOperation(
         request: URLRequest, cacheRequest: URLRequest, options: ImageDownloaderOptions,
         context: borrowing ImageDownloaderContext
-    ) -> any ImageDownloaderOperationProtocol {
+    ) -> any DownloadOperationHandle {
         let configuration = storedConfiguration
         // Built as an Optional, so handing it to `init` (whose parameter is one) moves it instead of copying it.
-        let merged: ImageDownloaderContext? = mergedContext(context, cacheRequest: cacheRequest, options: options)
-        let type = configuration.operationClass ?? ImageDownloaderOperation.self
-        let operation = type.init(request: request, session: session, options: options, context: merged)
-        let priority = Self.priority(for: options)
-        if type == ImageDownloaderOperation.self {
-            // A fresh operation of this class already has the defaults: only what differs is set (each setter
-            // takes the operation's lock, and the queue priority's notifies observers).
-            if let credential = configuration.effectiveCredential { operation.credential = credential }
-            if configuration.minimumProgressInterval != 0 {
-                operation.minimumProgressInterval = configuration.minimumProgressInterval
-            }
-            if let codes = configuration.acceptableStatusCodes { operation.acceptableStatusCodes = codes }
-            if let types = configuration.acceptableContentTypes { operation.acceptableContentTypes = types }
-            if priority != .normal { operation.queuePriority = priority }
-        } else {
-            operation.credential = configuration.effectiveCredential
-            operation.minimumProgressInterval = configuration.minimumProgressInterval
-            operation.acceptableStatusCodes = configuration.acceptableStatusCodes
-            operation.acceptableContentTypes = configuration.acceptableContentTypes
-            operation.queuePriority = priority
-        }
-        return operation
+        let merged: ImageDownloaderContext? = mergedContext(context, options: options)
+        let memoryCache = configuration.imageCache.map { MemoryCacheWriter(cache: $0, request: cacheRequest) }
+        return operationMaker.make(
+            request: request, session: session, options: options, context: merged, memoryCache: memoryCache,
+            configuration: configuration)
     }
 
     /// The downloader's settings under the caller's (a copy of the caller's context, filled in).
     private func mergedContext(
-        _ context: borrowing ImageDownloaderContext, cacheRequest: URLRequest, options: ImageDownloaderOptions
+        _ context: borrowing ImageDownloaderContext, options: ImageDownloaderOptions
     ) -> ImageDownloaderContext {
         let configuration = storedConfiguration
         var merged = copy context
@@ -130,24 +113,20 @@ extension ImageDownloader {
         // [HTTP cache] stale-while-revalidate starts its background download through this downloader.
         if options.contains(.useURLCache), merged.httpCache != nil { merged.httpCacheRevalidator = .downloader(self) }
         merged.downloader = resources
-        if resources.memoryCache != nil { merged.memoryCacheRequest = cacheRequest }
         return merged
     }
 
-    /// Registers the operation with the router (for operation classes that make their own tasks) and the
-    /// queue. Without the lock: `addOperation` and a custom operation's properties are user code.
-    func enqueue(_ operation: any ImageDownloaderOperationProtocol, key: String) {
-        // Operations of this package's class (and subclasses) bind their tasks through the transport; only other
-        // classes create tasks the router must find by `dataTask`.
-        let foreign = !(operation is ImageDownloaderOperation)
-        if foreign { router?.register(operation) }
-        operation.onFinishing { [weak self, weak operation] in
+    /// Hands the operation to the queue (its handle first learns the router and the downloader's finishing
+    /// hook). Without the lock: `addOperation` and a custom operation's properties are user code.
+    func enqueue(_ handle: any DownloadOperationHandle, key: String) {
+        let operation = handle.operation
+        handle.prepareToRun(router: router) { [weak self, weak operation] in
             guard let operation else { return }
             // corelibs Foundation: a dependency keeps an UNRETAINED back-reference to each dependent and
             // walks them when it finishes. A LIFO dependent that was cancelled finishes first and is freed,
             // so the later walk touched freed memory (crash in Operation.observeValue). Unlink it now.
             for dependency in operation.dependencies { operation.removeDependency(dependency) }
-            self?.operationFinished(operation, key: key, registered: foreign)
+            self?.operationFinished(operation, key: key)
         }
         if storedConfiguration.executionOrder == .lifo { orderNewestFirst(operation) }
         queue.addOperation(operation)
@@ -171,8 +150,7 @@ extension ImageDownloader {
         }
     }
 
-    private func operationFinished(_ operation: any ImageDownloaderOperationProtocol, key: String, registered: Bool) {
-        if registered { router?.unregister(operation) }
+    private func operationFinished(_ operation: any ImageDownloaderOperationProtocol, key: String) {
         let drained: Bool = lock.withLock {
             if operations[key]?.operation === operation { operations[key] = nil }
             lifoSequence[ObjectIdentifier(operation)] = nil

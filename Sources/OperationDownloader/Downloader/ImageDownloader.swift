@@ -58,13 +58,13 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     /// create their own tasks on it), and its router learns about such operations.
     let session: URLSession?
     let router: SessionRouter?
-    /// The transport, timer and memory cache every operation gets (in its context).
+    /// The transport and timer every operation gets (in its context).
     let resources: DownloaderResources
     let queue = OperationQueue()
     let callbackQueue: DispatchQueue
-    /// Whether the operation class is this package's (it writes the memory cache itself, before answering);
-    /// other classes get completion wrappers that do.
-    let operationWritesMemoryCache: Bool
+    /// Makes the operations, of the configured class, as the handles the downloader talks to
+    /// (Downloader/OperationAdapter/).
+    let operationMaker: OperationMaker
     // The vars below are only touched under `lock`: no dynamic exclusivity check needed.
     @exclusivity(unchecked) var headers: [String: String] = [
         "Accept": "image/*,*/*;q=0.8",
@@ -74,7 +74,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     @exclusivity(unchecked) var storedResponseModifier: (any ImageDownloaderResponseModifier)?
     @exclusivity(unchecked) var storedDecryptor: (any ImageDownloaderDecryptor)?
     /// The operations in flight, by coalescing key.
-    @exclusivity(unchecked) var operations: [String: InFlight] = [:]
+    @exclusivity(unchecked) var operations: [String: any DownloadOperationHandle] = [:]
     @exclusivity(unchecked) var liveOperations = 0
     @exclusivity(unchecked) var invalidated = false
     /// `invalidate(cancelPendingOperations: true)` was called: an operation still being queued is cancelled.
@@ -115,7 +115,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
             sessionConfiguration.httpMaximumConnectionsPerHost, configuration.maxConcurrentDownloads)
         configuration.sessionConfiguration = sessionConfiguration
         storedConfiguration = configuration
-        operationWritesMemoryCache = configuration.operationClass.map { $0 is ImageDownloaderOperation.Type } ?? true
+        operationMaker = OperationMaker(operationClass: configuration.operationClass)
 
         callbackQueue = configuration.callbackQueue
             ?? Self.makeDefaultCallbackQueue(label: "OperationDownloader.ImageDownloader.callbacks")
@@ -125,9 +125,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         self.transport = made
         session = (made as? URLSessionTransport)?.session
         router = (made as? URLSessionTransport)?.router
-        resources = DownloaderResources(
-            transport: made, deadlineMonitor: deadlineMonitor,
-            memoryCache: operationWritesMemoryCache ? configuration.imageCache : nil)
+        resources = DownloaderResources(transport: made, deadlineMonitor: deadlineMonitor)
     }
 
     /// THE factory point of transports: `configuration.transport` becomes the `DownloadTransport` every
@@ -141,7 +139,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
             return URLSessionTransport(configuration: sessionConfiguration)
         case .curl:
             if let reason = choice.unavailableReason { return UnavailableTransport(reason: reason) }
-            if let reason = CurlTransport.unsupportedOperationClass(configuration.operationClass) {
+            if let reason = OperationMaker(operationClass: configuration.operationClass).reasonItNeedsURLSession {
                 return UnavailableTransport(reason: reason)
             }
             return CurlTransport(configuration: configuration)

@@ -55,11 +55,12 @@ public struct ImageDownloaderContext: Sendable {
 
     // Filled in by the downloader for the operations it makes (any operation class gets them through `init`).
 
-    /// The downloader's transport, timer and memory cache (nil: an operation used on its own). One reference,
-    /// so copies of the context stay cheap.
+    /// The downloader's transport and timer (nil: an operation used on its own). One reference, so copies of
+    /// the context stay cheap.
     var downloader: DownloaderResources?
-    /// The request the images are memory-cached for (the caller's, before the request modifier).
-    var memoryCacheRequest: URLRequest?
+    /// Writes this download's images to the downloader's memory cache (this package's operation only: another
+    /// class's callers get it through their completion wrappers, ForeignOperation.swift).
+    var memoryCacheWriter: MemoryCacheWriter?
     /// The caller's variant, when the downloader already computed it from this context.
     var variant: ImageVariant?
     /// Starts background revalidations for stale-while-revalidate (HTTP cache); set only with an HTTP cache.
@@ -121,13 +122,9 @@ final class DownloaderResources: Sendable {
     let transport: any DownloadTransport
     /// The timer behind the timeouts.
     let deadlineMonitor: DeadlineMonitor
-    /// The memory cache the operation writes each variant's image to before answering; nil when the downloader
-    /// has none, or its operation class is not this package's (then completion wrappers write it).
-    let memoryCache: (any ImageRequestCache)?
 
-    init(transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor, memoryCache: (any ImageRequestCache)?) {
+    init(transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor) {
         self.transport = transport
         self.deadlineMonitor = deadlineMonitor
-        self.memoryCache = memoryCache
     }
 }

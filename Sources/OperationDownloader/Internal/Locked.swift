@@ -42,15 +42,3 @@ final class OnceFlag: @unchecked Sendable {  // `lock` guards `claimed`
         return claimed
     }
 }
-
-/// The memory-cache writes of one operation: each variant's image is added once, by the first of its callers
-/// to be answered.
-final class CacheWrites: @unchecked Sendable {  // `lock` guards `written`
-    private let lock = NSLock()
-    private var written: Set<String> = []
-
-    /// True for the first claim of `identifier`.
-    func claim(_ identifier: String) -> Bool {
-        lock.withLock { written.insert(identifier).inserted }
-    }
-}

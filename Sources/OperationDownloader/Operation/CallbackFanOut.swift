@@ -21,13 +21,12 @@ final class CallbackFanOut: Sendable {
     private let store = CallbackStore()
     private let postsNotifications: Bool
     private let url: URL?
-    /// Where successful images are cached, and the request they are cached for (the caller's, before any
-    /// modifier); nil without a memory cache.
-    private let memoryCache: (cache: any ImageRequestCache, request: URLRequest)?
+    /// The memory-cache writer (the downloader's, for this download); nil without a memory cache.
+    private let memoryCache: MemoryCacheWriter?
 
     init(
         callbackQueue: DispatchQueue, postsNotifications: Bool, url: URL?,
-        memoryCache: (cache: any ImageRequestCache, request: URLRequest)?
+        memoryCache: MemoryCacheWriter?
     ) {
         self.callbackQueue = callbackQueue
         self.postsNotifications = postsNotifications
@@ -124,17 +123,12 @@ final class CallbackFanOut: Sendable {
         let error: (any Error)?
     }
 
-    /// Each variant's complete image once (never an incomplete one).
+    /// Each variant's complete image, once (the writer decides).
     private func writeMemoryCache(_ records: [CallbackRecord], _ answers: ContiguousArray<Answer>) {
-        guard let (cache, request) = memoryCache else { return }
-        var written: [ImageVariant] = []
+        guard let memoryCache else { return }
         for (record, answer) in zip(records, answers) {
-            guard let image = answer.image, !image.isIncomplete, !written.contains(record.variant) else { continue }
-            written.append(record.variant)
-            let identifier = record.memoryCacheIdentifier
-            if cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) {
-                cache.add(image, for: request, withAdditionalIdentifier: identifier)
-            }
+            guard let image = answer.image else { continue }
+            memoryCache.write(image, identifier: record.memoryCacheIdentifier)
         }
     }
 }

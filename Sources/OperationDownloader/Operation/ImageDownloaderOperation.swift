@@ -59,11 +59,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.settings = settings
         let downloader = self.context.downloader
         self.deadlineMonitor = downloader?.deadlineMonitor ?? .shared
-        var memoryCache: (cache: any ImageRequestCache, request: URLRequest)?
-        if let cache = downloader?.memoryCache { memoryCache = (cache, self.context.memoryCacheRequest ?? request) }
         self.callers = CallbackFanOut(
             callbackQueue: settings.callbackQueue, postsNotifications: settings.postsNotifications, url: request.url,
-            memoryCache: memoryCache)
+            memoryCache: self.context.memoryCacheWriter)
         self.state = Locked(DownloadStateMachine(metrics: ImageDownloadMetrics(queuedAt: Date())))
         self.httpTransaction = HTTPCacheTransaction(
             request: request, cache: self.context.httpCache, useURLCache: options.contains(.useURLCache),

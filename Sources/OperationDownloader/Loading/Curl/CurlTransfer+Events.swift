@@ -47,7 +47,7 @@ extension CurlTransfer {
     }
 
     func curlResumeReading() {
-        guard let driver, case .active(let exchange) = stage, exchange.paused else { return }
+        guard case .active(let exchange) = stage, exchange.paused else { return }
         guard !control.withLock({ $0.readingSuspended }) else { return }  // suspended again meanwhile
         exchange.paused = false
         driver.unpause(exchange.easy)  // may deliver the held chunk right here
@@ -226,7 +226,7 @@ extension CurlTransfer {
     private func challenge(for exchange: CurlExchange, proxy: Bool) -> TransferChallenge? {
         let offered = exchange.head.basicChallenge(proxy: proxy)
         guard offered.found else { return nil }
-        let origin = proxy ? driver?.settings.proxy.url ?? exchange.url : exchange.url
+        let origin = proxy ? driver.settings.proxy.url ?? exchange.url : exchange.url
         let secure = origin.scheme?.lowercased() == "https"
         return TransferChallenge(
             host: origin.host ?? "", port: origin.port ?? (secure ? 443 : 80),

@@ -31,10 +31,8 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
     }
 
     let control: Locked<Control>
-    let driver: CurlMultiDriver?
+    let driver: CurlMultiDriver
     let request: TransferRequest
-    /// The completion error of a transfer that cannot run (libcurl missing, transport invalidated).
-    private let failure: (any Error)?
 
     // Curl thread only.
     var stage = Stage.idle
@@ -46,10 +44,10 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
     /// The proxy credential a 407 was answered with, used by every later request of the transfer.
     var proxyCredential: (user: String, password: String)?
 
-    init(request: TransferRequest, client: any TransferClient, driver: CurlMultiDriver?, failure: (any Error)?) {
+    /// A transfer that cannot run (libcurl missing, transport invalidated) is a `FailedTransfer` instead.
+    init(request: TransferRequest, client: any TransferClient, driver: CurlMultiDriver) {
         self.request = request
         self.driver = driver
-        self.failure = failure
         control = Locked(Control(client: client, priority: request.priority))
     }
 
@@ -62,14 +60,10 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
             return true
         }
         guard starts else { return }
-        if let failure {
-            completeOffThread(failure)
-        } else if let driver, driver.post(.start(self)) {
-            return
-        } else {
-            completeOffThread(CurlErrorMapping.urlError(
-                .cancelled, "the curl transport was invalidated", url: request.urlRequest.url))
-        }
+        // The transport was invalidated since this transfer was made: the thread takes no more commands.
+        guard !driver.post(.start(self)) else { return }
+        completeOffThread(CurlErrorMapping.urlError(
+            .cancelled, "the curl transport was invalidated", url: request.urlRequest.url))
     }
 
     func cancel() {
@@ -81,7 +75,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
             return (phase == .running, control.client)
         }
         _ = client  // released here, outside the lock: its deinit may call back into this transfer
-        if wasRunning { driver?.post(.cancel(self)) }
+        if wasRunning { driver.post(.cancel(self)) }
     }
 
     func suspendReading() {
@@ -95,7 +89,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
             control.readingSuspended = false
             return control.phase == .running
         }
-        if post { driver?.post(.resumeReading(self)) }
+        if post { driver.post(.resumeReading(self)) }
     }
 
     func setPriority(_ priority: Float) {
@@ -103,7 +97,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {  // `control`
             control.priority = priority
             return control.phase == .running
         }
-        if post { driver?.post(.priority(self)) }
+        if post { driver.post(.priority(self)) }
     }
 
     // MARK: - Control helpers

@@ -53,32 +53,22 @@ final class CurlTransport: DownloadTransport {
         self.init(settings: CurlTransportSettings(configuration: configuration))
     }
 
-    /// Why a downloader on curl cannot run operations of `operationClass`, or nil when it can: a class that is
-    /// not an `ImageDownloaderOperation` creates its own task in the `URLSession` it is given, and there is no
-    /// session on curl. Its downloads fail with `.unsupportedOnPlatform` instead of silently going through
-    /// URLSession, which would drop what curl was chosen for (the CA file, the pins, the proxy).
-    static func unsupportedOperationClass(_ operationClass: (any ImageDownloaderOperationProtocol.Type)?) -> String? {
-        guard let operationClass, !(operationClass is ImageDownloaderOperation.Type) else { return nil }
-        return "the operation class \(operationClass) is not an ImageDownloaderOperation subclass and needs "
-            + "a URLSession: set ImageDownloaderConfiguration.transport = .urlSession to use it"
-    }
-
     deinit {
         // Transfers still running finish first; the thread then ends by itself.
         driver?.post(.shutdown(cancellingTransfers: false))
     }
 
     func makeTransfer(_ request: TransferRequest, client: any TransferClient) -> any TransportTransfer {
-        if let unavailableReason {
-            return CurlTransfer(request: request, client: client, driver: nil,
-                                failure: ImageDownloaderError.unsupportedOnPlatform(unavailableReason))
+        // A transfer that cannot run is the seam's one failed transfer, as on every transport.
+        guard let driver else {
+            let reason = unavailableReason ?? "libcurl could not create a multi handle"
+            return FailedTransfer(client: client, error: ImageDownloaderError.unsupportedOnPlatform(reason))
         }
         if invalidated.withLock({ $0 }) {
-            return CurlTransfer(request: request, client: client, driver: nil,
-                                failure: CurlErrorMapping.urlError(.cancelled, "the curl transport was invalidated",
-                                                                   url: request.urlRequest.url))
+            return FailedTransfer(client: client, error: CurlErrorMapping.urlError(
+                .cancelled, "the curl transport was invalidated", url: request.urlRequest.url))
         }
-        return CurlTransfer(request: request, client: client, driver: driver, failure: nil)
+        return CurlTransfer(request: request, client: client, driver: driver)
     }
 
     func invalidate(cancellingTransfers: Bool) {

@@ -17,8 +17,11 @@ import FoundationNetworking
 // - After `cancel()` returns, no event of that transfer begins (completion included). An event already running
 //   on another thread may still finish: clients check their own state under their lock.
 // - Methods of `TransportTransfer` may be called from any thread, also from inside an event.
-// - A transfer holds its client weakly (the operation holds the transfer): once the operation is gone, the
-//   transfer's remaining events go nowhere.
+// - A transfer holds its client at most until it ends (completes or is cancelled), never longer: the operation
+//   holds the transfer, so the cycle lasts only while the transfer runs. The curl transfer holds it strongly
+//   until then (a client may have no other owner: the probe's); the others (URLSession, data URLs, the failed
+//   transfer, the tests' scripted one) weakly. Either way the transfer never keeps a finished operation alive,
+//   and once the client is gone or the transfer ended, its remaining events go nowhere.
 
 /// Creates transfers. One per downloader (a URLSession and its router; a curl multi handle and its thread).
 protocol DownloadTransport: AnyObject, Sendable {

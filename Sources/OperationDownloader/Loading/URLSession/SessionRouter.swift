@@ -8,9 +8,9 @@ import FoundationNetworking
 ///
 /// A transfer binds its task before resuming it: to the operation when the operation's class may override its
 /// `URLSessionDataDelegate` methods (they hand the events back to the transfer), else straight to the transfer
-/// (no hop through the operation, and no lookup of its transfer per event). Custom operation classes that
-/// create their own tasks on the session are registered instead, and found on the first callback of an
-/// unknown task by their `dataTask`. A separate object (not the downloader) so the session, which retains its
+/// (no hop through the operation, and no lookup of its transfer per event). Operations of other classes, which
+/// create their own tasks on the session, are registered instead (by their adapter, ForeignOperation.swift) and
+/// found on the first callback of an unknown task by their `dataTask`. A separate object (not the downloader) so the session, which retains its
 /// delegate until invalidated, does not keep the downloader alive.
 final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // `lock` guards both maps
     /// Who gets a task's callbacks.
@@ -21,18 +21,19 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     }
 
     private let lock = NSLock()
-    private var unmatched: [ObjectIdentifier: any ImageDownloaderOperationProtocol] = [:]
+    /// Registered operations whose task is not known yet (they make it themselves).
+    private var taskMakers: [ObjectIdentifier: any ImageDownloaderOperationProtocol] = [:]
     private var byTask: [Int: (task: URLSessionTask, target: Target)] = [:]
 
     /// Routes the callbacks of the tasks `operation` creates itself (found by its `dataTask`).
     func register(_ operation: any ImageDownloaderOperationProtocol) {
-        lock.withLock { unmatched[ObjectIdentifier(operation)] = operation }
+        lock.withLock { taskMakers[ObjectIdentifier(operation)] = operation }
     }
 
     /// Forgets `operation` (it finished).
     func unregister(_ operation: any ImageDownloaderOperationProtocol) {
         lock.withLock {
-            guard unmatched.removeValue(forKey: ObjectIdentifier(operation)) == nil else { return }
+            guard taskMakers.removeValue(forKey: ObjectIdentifier(operation)) == nil else { return }
             let bound = byTask.first { entry in
                 if case .delegate(let delegate, _) = entry.value.target { return delegate === operation }
                 return false
@@ -44,12 +45,7 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     /// Routes `task` to `delegate` (the operation whose delegate methods see the callbacks first, then hand
     /// them to `transfer`).
     func bind(_ task: URLSessionTask, to delegate: any URLSessionDataDelegate, transfer: URLSessionTransfer) {
-        lock.withLock {
-            if let operation = delegate as? any ImageDownloaderOperationProtocol {
-                unmatched[ObjectIdentifier(operation)] = nil
-            }
-            byTask[task.taskIdentifier] = (task, .delegate(delegate, transfer))
-        }
+        lock.withLock { byTask[task.taskIdentifier] = (task, .delegate(delegate, transfer)) }
     }
 
     /// Routes `task` straight to its transfer.
@@ -73,8 +69,8 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     private func target(for task: URLSessionTask) -> Target? {
         lock.withLock {
             if let found = byTask[task.taskIdentifier] { return found.target }
-            guard let (key, found) = unmatched.first(where: { $0.value.dataTask === task }) else { return nil }
-            unmatched[key] = nil
+            guard let (key, found) = taskMakers.first(where: { $0.value.dataTask === task }) else { return nil }
+            taskMakers[key] = nil
             byTask[task.taskIdentifier] = (task, .delegate(found, nil))
             return .delegate(found, nil)
         }
@@ -89,16 +85,16 @@ final class SessionRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable
     }
 
     /// How many tasks and custom operations are routed now (for tests).
-    var routeCount: Int { lock.withLock { byTask.count + unmatched.count } }
+    var routeCount: Int { lock.withLock { byTask.count + taskMakers.count } }
 
     /// Stops routing every task: the transport is invalidated once no operation is left, so nobody needs them.
     func forgetAll() {
         let dropped = lock.withLock {
             defer {
                 byTask = [:]
-                unmatched = [:]
+                taskMakers = [:]
             }
-            return (byTask, unmatched)
+            return (byTask, taskMakers)
         }
         _ = dropped  // released outside the lock: an operation's deinit may call back in
     }

@@ -1,0 +1,55 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An operation of a class other than `ImageDownloaderOperation` (`ImageDownloaderConfiguration.operationClass`
+/// conforming to `ImageDownloaderOperationProtocol` alone), wrapped once when the downloader makes it, so the
+/// downloader treats it like its own (DownloadOperationHandle). What such a class cannot do for itself is done
+/// here:
+/// - the memory cache: each caller's completion is wrapped to write its complete image first, through the
+///   download's one `MemoryCacheWriter` (once per variant);
+/// - URLSession routing: the class creates its own task on the session it was given, so the router learns the
+///   operation and finds it by `dataTask` on the first callback of an unknown task, until it finishes.
+final class ForeignOperation: DownloadOperationHandle {
+    let operation: any ImageDownloaderOperationProtocol
+    private let memoryCache: MemoryCacheWriter?
+
+    init(_ operation: any ImageDownloaderOperationProtocol, memoryCache: MemoryCacheWriter?) {
+        self.operation = operation
+        self.memoryCache = memoryCache
+    }
+
+    func addCaller(
+        progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
+        options: ImageDownloaderOptions, context: ImageDownloaderContext?
+    ) -> AnyObject? {
+        var answer = completed
+        if let memoryCache {
+            let variant = context?.variant ?? ImageVariant(options: options, context: context ?? ImageDownloaderContext())
+            let identifier = variant.additionalIdentifier(cacheIdentifier: context?.cacheIdentifier)
+            answer = { image, data, error, finished in
+                if finished, error == nil, let image { memoryCache.write(image, identifier: identifier) }
+                completed?(image, data, error, finished)
+            }
+        }
+        return operation.addHandlers(forProgress: progress, completed: answer, options: options, context: context)
+    }
+
+    func cancelCaller(_ token: AnyObject) -> Bool { operation.cancel(token) }
+
+    var isClosed: Bool { operation.isFinished || operation.isCancelled }
+
+    func prepareToRun(router: SessionRouter?, whenFinished body: @escaping @Sendable () -> Void) {
+        guard let router else {
+            operation.onFinishing(body)
+            return
+        }
+        router.register(operation)
+        // Weak: the hook is stored in the operation (its `completionBlock` by default).
+        operation.onFinishing { [weak operation, weak router] in
+            if let operation { router?.unregister(operation) }
+            body()
+        }
+    }
+}
