@@ -94,8 +94,8 @@ struct ReceiveBuffer {
 /// An anonymous private mapping of whole pages, unmapped when the last reference goes away.
 final class PageRegion: @unchecked Sendable {  // immutable fields; bytes below a view's count are never rewritten, and writes happen under the owning operation's state lock
     let base: UnsafeMutableRawPointer
+    /// The mapping's length: whole pages, at least the capacity asked for.
     let capacity: Int
-    private let mappedLength: Int
 
     /// Nil when the mapping fails (the caller falls back to malloc'd memory).
     init?(capacity: Int) {
@@ -107,8 +107,7 @@ final class PageRegion: @unchecked Sendable {  // immutable fields; bytes below 
               mapped != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
         base = mapped
         self.capacity = length
-        mappedLength = length
     }
 
-    deinit { munmap(base, mappedLength) }
+    deinit { munmap(base, capacity) }
 }

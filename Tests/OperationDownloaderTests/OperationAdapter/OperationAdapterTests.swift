@@ -18,6 +18,17 @@ import Testing
         ScriptedHarness.url("\(name)-\(UUID().uuidString).png\(query)")
     }
 
+    /// A downloader making `ScriptedForeignOperation`s, suspended so callers can join before anything starts
+    /// (with `cache` as its memory cache when given, else the default one).
+    private func suspendedForeignHarness(cache: CountingImageCache? = nil) -> ScriptedHarness {
+        let harness = ScriptedHarness {
+            if let cache { $0.imageCache = cache }
+            $0.operationClass = ScriptedForeignOperation.self
+        }
+        harness.downloader.isSuspended = true
+        return harness
+    }
+
     private func made(_ url: URL) -> Int {
         ScriptedForeignOperation.made.withLock { $0[url.absoluteString] ?? 0 }
     }
@@ -48,11 +59,7 @@ import Testing
 
     @Test func aForeignClassesImageLandsInTheMemoryCacheOnce() async {
         let cache = CountingImageCache()
-        let harness = ScriptedHarness {
-            $0.imageCache = cache
-            $0.operationClass = ScriptedForeignOperation.self
-        }
-        harness.downloader.isSuspended = true
+        let harness = suspendedForeignHarness(cache: cache)
         let url = uniqueURL("foreign-once")
         let (first, _) = harness.download(url)
         let (second, _) = harness.download(url)
@@ -71,11 +78,7 @@ import Testing
 
     @Test func aForeignClassGetsAnOperationPerVariant() async {
         let cache = CountingImageCache()
-        let harness = ScriptedHarness {
-            $0.imageCache = cache
-            $0.operationClass = ScriptedForeignOperation.self
-        }
-        harness.downloader.isSuspended = true
+        let harness = suspendedForeignHarness(cache: cache)
         let url = uniqueURL("foreign-variants")
         let (plain, _) = harness.download(url)
         let (thumbnail, _) = harness.download(url, context: .thumbnail(maxPixelSize: 1))
@@ -90,8 +93,7 @@ import Testing
     // MARK: - Callers an operation refuses
 
     @Test func aForeignOperationThatRefusesACallerGetsANewOne() async {
-        let harness = ScriptedHarness { $0.operationClass = ScriptedForeignOperation.self }
-        harness.downloader.isSuspended = true
+        let harness = suspendedForeignHarness()
         let url = uniqueURL("foreign-refusing", query: "?capacity=1")
         let (first, firstToken) = harness.download(url)
         let (second, secondToken) = harness.download(url)
@@ -106,8 +108,7 @@ import Testing
     }
 
     @Test func cancellingAForeignOperationsLastCallerClosesIt() async throws {
-        let harness = ScriptedHarness { $0.operationClass = ScriptedForeignOperation.self }
-        harness.downloader.isSuspended = true
+        let harness = suspendedForeignHarness()
         let url = uniqueURL("foreign-cancel")
         let (first, firstToken) = harness.download(url)
         try #require(firstToken).cancel()
