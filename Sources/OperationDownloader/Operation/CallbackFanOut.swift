@@ -123,13 +123,12 @@ final class CallbackFanOut: Sendable {
         let error: (any Error)?
     }
 
-    /// Each variant's complete image, once (the writer decides).
+    /// Each variant's complete image, once: every caller is answered in this one pass, so no lock is needed.
     private func writeMemoryCache(_ records: [CallbackRecord], _ answers: ContiguousArray<Answer>) {
         guard let memoryCache else { return }
-        for (record, answer) in zip(records, answers) {
-            guard let image = answer.image else { continue }
-            memoryCache.write(image, identifier: record.memoryCacheIdentifier)
-        }
+        memoryCache.writeOnce(zip(records, answers).lazy.compactMap { record, answer in
+            answer.image.map { (image: $0, identifier: record.memoryCacheIdentifier) }
+        })
     }
 }
 

@@ -9,9 +9,8 @@ import FoundationNetworking
 /// the callers want (`FinalImages`).
 struct FinalDecodeStep {
     let url: URL?
-    let settings: DownloadSettings
-    let decryptor: (any ImageDownloaderDecryptor)?
-    let maximumPixelCount: Int?
+    /// The decryptor, the coders and the pixel limit are the transfer's.
+    let transfer: TransferOptions
     let transaction: HTTPCacheTransaction
     /// Cancelled with the operation (a decode waiting for the decode memory budget stops waiting).
     var decodeCancellation: ImageDecodingCancellation?
@@ -25,20 +24,20 @@ struct FinalDecodeStep {
         guard !received.isEmpty else { return .failure(ImageDownloaderError.badImageData(.emptyBody)) }
         if transaction.isCachedBody(received) { return .failure(ImageDownloaderError.cacheNotModified) }
         var data = received
-        if let decryptor {
+        if let decryptor = transfer.decryptor {
             guard let decrypted = decryptor.decryptedData(with: received, response: response()), !decrypted.isEmpty else {
                 return .failure(ImageDownloaderError.badImageData(.decryptorFailed))
             }
             data = decrypted
         }
-        let coders = settings.codersManager
+        let coders = transfer.codersManager
         var finished: [ImageVariant.Decoding: FinalImages.Outcome] = [:]
         for (decoding, outcome) in progressive?.finish() ?? [:] {
             let scale = decoding.options(url: url, defaultMaximumPixelCount: nil).scaleFactor
             finished[decoding] = FinalImages.checked(outcome, data: data, scale: scale, coders: coders.coders)
         }
         let images = FinalImages(
-            data: data, url: url, manager: coders, maximumPixelCount: maximumPixelCount, finishedProgressively: finished,
+            data: data, url: url, manager: coders, maximumPixelCount: transfer.maximumPixelCount, finishedProgressively: finished,
             cancellation: decodeCancellation)
         if let callers { images.prepare(callers) }
         return .images(images)
