@@ -60,6 +60,8 @@ public struct ImageDownloaderContext: Sendable {
     /// is the only way into an operation subclass, so the downloader's plumbing travels beside the overrides.
     var plumbing: DownloadPlumbing?
 
+    /// A context with the given overrides; every field left nil takes the downloader's value (or, for an operation
+    /// made without a downloader, the package's default: Docs/Options.md).
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,
         responseModifier: (any ImageDownloaderResponseModifier)? = nil,
