@@ -10,7 +10,7 @@ import FoundationNetworking
 ///
 /// A value (part of the download's `DownloadPlumbing`), with no lock of its own: whoever answers the callers
 /// writes each variant once. This package's operation answers all its callers in one pass (CallbackFanOut.swift:
-/// `writeOnce`); an operation of another class answers them one by one through completion wrappers, which keep
+/// `writeMemoryCache`); an operation of another class answers them one by one through completion wrappers, which keep
 /// the identifiers written behind their own lock (ForeignOperation.swift). The downloader makes one per operation
 /// when it has a memory cache (Docs/Architecture.md, "The downloader and its operations").
 struct MemoryCacheWriter: Sendable {
@@ -28,18 +28,5 @@ struct MemoryCacheWriter: Sendable {
         guard !image.isIncomplete else { return }
         guard cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) else { return }
         cache.add(image, for: request, withAdditionalIdentifier: identifier)
-    }
-
-    /// Writes each `(image, identifier)` of one answer to all callers, each identifier once (the first image for
-    /// it: callers of one variant share one image).
-    func writeOnce<S: Sequence>(_ images: S) where S.Element == (image: DecodedImage, identifier: String?) {
-        // A handful of variants at most: an array.
-        var written: [String] = []
-        for (image, identifier) in images where !image.isIncomplete {
-            let key = identifier ?? ""
-            if written.contains(key) { continue }
-            written.append(key)
-            write(image, identifier: identifier)
-        }
     }
 }

@@ -74,7 +74,7 @@ extension ImageDownloader {
     }
 
     /// Creates the operation (of the configured class: `OperationMaker`) with the caller's context filled by the
-    /// downloader's settings and plumbing (`ImageDownloaderContext.filled`, ResolvedOptions.swift), so any
+    /// downloader's settings and plumbing (`ImageDownloaderContext.fill`, ResolvedOptions.swift), so any
     /// operation class gets them through `init`. `cacheRequest`: the caller's request, the memory cache's key.
     /// `downloadTimeout`: the request modifier's timeout, when it changed the download's.
     func makeOperation(
@@ -88,7 +88,8 @@ extension ImageDownloader {
         // [HTTP cache] stale-while-revalidate starts its background download through this downloader.
         let plumbing = DownloadPlumbing(
             resources: resources, memoryCache: memoryCache, revalidator: usesHTTPCache ? .downloader(self) : nil)
-        var filled: ImageDownloaderContext? = (context ?? ImageDownloaderContext()).filled(
+        var filled: ImageDownloaderContext? = context ?? ImageDownloaderContext()
+        filled?.fill(
             by: configuration, callbackQueue: callbackQueue, responseModifier: responseModifier, decryptor: decryptor,
             plumbing: plumbing)
         if let downloadTimeout { filled?.downloadTimeout = downloadTimeout }

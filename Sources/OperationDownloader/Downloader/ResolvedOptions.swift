@@ -88,7 +88,7 @@ struct TransferOptions: Sendable {
     var deadlineMonitor: DeadlineMonitor { plumbing?.resources.deadlineMonitor ?? .shared }
 
     /// The settings of a transfer from its operation's options and context: the context the downloader filled
-    /// (`ImageDownloaderContext.filled`), or a caller's own for an operation made without a downloader; what
+    /// (`ImageDownloaderContext.fill`), or a caller's own for an operation made without a downloader; what
     /// is still nil takes `DownloadDefaults`.
     init(options: ImageDownloaderOptions, context: ImageDownloaderContext) {
         idleTimeout = DownloadDefaults.idleTimeout(context.downloadTimeout)
@@ -176,32 +176,31 @@ struct CallerOptions: Sendable {
 }
 
 extension ImageDownloaderContext {
-    /// The context an operation of `downloader` is made with: this (the first caller's) over the downloader's
-    /// settings, every field filled, and the downloader's plumbing. Any operation class gets the whole
-    /// configuration through it (its `init`), and this package's reads it back as `TransferOptions`.
-    func filled(
+    /// Makes this (the first caller's context) the context an operation of a downloader is made with: the
+    /// downloader's settings under it, every field filled, and the downloader's plumbing. Any operation class
+    /// gets the whole configuration through it (its `init`), and this package's reads it back as `TransferOptions`.
+    /// In place: copying a context retains every one of its fields.
+    mutating func fill(
         by configuration: ImageDownloaderConfiguration, callbackQueue: DispatchQueue,
         responseModifier: (any ImageDownloaderResponseModifier)?, decryptor: (any ImageDownloaderDecryptor)?,
         plumbing: DownloadPlumbing
-    ) -> ImageDownloaderContext {
-        var merged = self
-        if merged.responseModifier == nil { merged.responseModifier = responseModifier }
-        if merged.decryptor == nil { merged.decryptor = decryptor }
-        if merged.callbackQueue == nil { merged.callbackQueue = callbackQueue }
-        if merged.codersManager == nil { merged.codersManager = configuration.codersManager }
-        if merged.maximumResponseSize == nil { merged.maximumResponseSize = configuration.maximumResponseSize }
-        if merged.downloadTimeout == nil { merged.downloadTimeout = configuration.downloadTimeout }
-        if merged.maximumDownloadDuration == nil { merged.maximumDownloadDuration = configuration.maximumDownloadDuration }
-        if merged.retryPolicy == nil { merged.retryPolicy = configuration.retryPolicy }
-        if merged.allowsIncompleteImages == nil { merged.allowsIncompleteImages = configuration.allowsIncompleteImages }
-        if merged.progressiveDecodingInterval == nil {
-            merged.progressiveDecodingInterval = configuration.progressiveDecodingInterval
-        }
-        if merged.maximumPixelCount == nil { merged.maximumPixelCount = configuration.maximumPixelCount }
-        if merged.httpCache == nil { merged.httpCache = configuration.httpCache }
-        if merged.postsNotifications == nil { merged.postsNotifications = configuration.postsNotifications }
-        merged.plumbing = plumbing
-        return merged
+    ) {
+        // `a = a ?? b` rather than `if a == nil`: comparing an Optional existential with nil copies it.
+        self.responseModifier = self.responseModifier ?? responseModifier
+        self.decryptor = self.decryptor ?? decryptor
+        self.callbackQueue = self.callbackQueue ?? callbackQueue
+        codersManager = codersManager ?? configuration.codersManager
+        maximumResponseSize = maximumResponseSize ?? configuration.maximumResponseSize
+        downloadTimeout = downloadTimeout ?? configuration.downloadTimeout
+        maximumDownloadDuration = maximumDownloadDuration ?? configuration.maximumDownloadDuration
+        retryPolicy = retryPolicy ?? configuration.retryPolicy
+        allowsIncompleteImages = allowsIncompleteImages ?? configuration.allowsIncompleteImages
+        progressiveDecodingInterval =
+            progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
+        maximumPixelCount = maximumPixelCount ?? configuration.maximumPixelCount
+        httpCache = httpCache ?? configuration.httpCache
+        postsNotifications = postsNotifications ?? configuration.postsNotifications
+        self.plumbing = plumbing
     }
 }
 

@@ -123,12 +123,18 @@ final class CallbackFanOut: Sendable {
         let error: (any Error)?
     }
 
-    /// Each variant's complete image, once: every caller is answered in this one pass, so no lock is needed.
+    /// Each variant's complete image, once: every caller is answered in this one pass, so the identifiers written
+    /// are a local list (a handful of variants at most) and the writer needs no lock.
     private func writeMemoryCache(_ records: [CallbackRecord], _ answers: ContiguousArray<Answer>) {
         guard let memoryCache else { return }
-        memoryCache.writeOnce(zip(records, answers).lazy.compactMap { record, answer in
-            answer.image.map { (image: $0, identifier: record.memoryCacheIdentifier) }
-        })
+        var written: [String] = []
+        for (record, answer) in zip(records, answers) {
+            guard let image = answer.image, !image.isIncomplete else { continue }
+            let identifier = record.memoryCacheIdentifier
+            if written.contains(identifier ?? "") { continue }
+            written.append(identifier ?? "")
+            memoryCache.write(image, identifier: identifier)
+        }
     }
 }
 
