@@ -23,6 +23,11 @@ final class MemoryCacheWriter: @unchecked Sendable {  // `lock` guards `written`
         self.request = request
     }
 
+    /// Tells the cache that an image of `bytes` is being decoded for it (`ImageCache.makeRoom(forCost:)`).
+    func makeRoom(forBytes bytes: Int) {
+        cache.makeRoom(forCost: UInt64(max(0, bytes)))
+    }
+
     /// Adds `image` under `identifier` (`ImageVariant.additionalIdentifier`), unless it is incomplete, was
     /// already written for that identifier by this download, or the cache declines it (`shouldCache`).
     func write(_ image: DecodedImage, identifier: String?) {

@@ -15,6 +15,8 @@ struct FinalDecodeStep {
     let transaction: HTTPCacheTransaction
     /// Cancelled with the operation (a decode waiting for the decode memory budget stops waiting).
     var decodeCancellation: ImageDecodingCancellation?
+    /// The memory cache the images will be added to: told each decode's image size before its pixels exist.
+    var memoryCache: MemoryCacheWriter?
 
     /// How the download ends. `callers`: decoded for them while the store is still open (a caller joining
     /// later gets its variant decoded when it is answered); nil when nobody wants an image. `response` is
@@ -37,9 +39,11 @@ struct FinalDecodeStep {
             let scale = decoding.options(url: url, defaultMaximumPixelCount: nil).scaleFactor
             finished[decoding] = FinalImages.checked(outcome, data: data, scale: scale, coders: coders.coders)
         }
+        var makeRoom: (@Sendable (Int) -> Void)?
+        if let memoryCache { makeRoom = { memoryCache.makeRoom(forBytes: $0) } }
         let images = FinalImages(
             data: data, url: url, manager: coders, maximumPixelCount: maximumPixelCount, finishedProgressively: finished,
-            cancellation: decodeCancellation)
+            cancellation: decodeCancellation, makeRoom: makeRoom)
         if let callers { images.prepare(callers) }
         return .images(images)
     }

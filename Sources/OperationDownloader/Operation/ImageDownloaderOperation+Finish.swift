@@ -71,7 +71,8 @@ extension ImageDownloaderOperation {
     private var finalStep: FinalDecodeStep {
         FinalDecodeStep(
             url: originalRequest.url, settings: settings, decryptor: context.decryptor,
-            maximumPixelCount: context.maximumPixelCount, transaction: httpTransaction, decodeCancellation: decodeCancellation)
+            maximumPixelCount: context.maximumPixelCount, transaction: httpTransaction, decodeCancellation: decodeCancellation,
+            memoryCache: context.memoryCacheWriter)
     }
 
     func finish(error: any Error, cancelTransfer: Bool, alsoPosting: [Notification.Name] = []) {
