@@ -123,6 +123,7 @@ void cic_matrix_transform_apply_terms(const cic_matrix_transform *t, uint8_t *pi
 // One pixel of the pair path, read and written as one little-endian word (R in the low byte): R' and G' are one
 // 2-byte lookup, B' one partial sum plus B's term, looked up already in place with an opaque alpha. `opaque`
 // (a constant at every call) skips putting the pixel's own alpha back: JPEG rows are always opaque.
+__attribute__((always_inline))
 static inline uint32_t cic_pair_word(const cic_pair_tables *restrict pt, uint32_t px, int opaque) {
     uint32_t rg = px & 0xffff;
     uint32_t blue = pt->blue_partial[rg] + pt->blue_term[(px >> 16) & 0xff];
@@ -134,7 +135,8 @@ static inline uint32_t cic_pair_word(const cic_pair_tables *restrict pt, uint32_
 
 // Eight pixels per round, loaded and stored as words: the table loads of eight pixels are independent (the
 // stores go through locals, so no store can alias a table), and the loop is bound by how many instructions a
-// pixel takes. `opaque` is a constant at each call, so each caller gets its own loop.
+// pixel takes. Inlined into each caller with `opaque` a constant: two loops, neither testing it per pixel.
+__attribute__((always_inline))
 static inline void cic_apply_pairs(const cic_matrix_transform *t, uint8_t *restrict p, size_t count, int opaque) {
     const cic_pair_tables *restrict pt = t->pairs;
     size_t i = 0;
