@@ -6,7 +6,7 @@
 #   bash Benchmarks/run.sh --quick    every section with small counts (CI): writes results/quick.*
 #   bash Benchmarks/run.sh --sections download,decode    only these sections: writes results/partial.* (no docs update)
 #
-# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind, libvips-tools, redis-server and
+# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind, libvips-tools, time, redis-server and
 # libhiredis0.14 for the Fleet section, whose redis-server runs on a free port without persistence and stops on exit;
 # nginx is unpacked from its
 # .deb into a temporary directory with `apt-get download` + `dpkg -x`, so no system service is started;
@@ -44,6 +44,7 @@ command -v objcopy >/dev/null || need+=(binutils)
 command -v vipsthumbnail >/dev/null || need+=(libvips-tools)  # the Thumbnail section's reference
 command -v openssl >/dev/null || need+=(openssl)
 command -v redis-server >/dev/null || need+=(redis-server)  # the Fleet section's shared cache
+[ -x /usr/bin/time ] || need+=(time)  # measures each child's own peak RSS (ChildProcess.swift says why)
 for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev libhiredis0.14; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done

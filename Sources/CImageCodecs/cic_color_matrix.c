@@ -12,6 +12,7 @@ typedef struct {
     uint8_t red_green[65536][2];  // R' and G', final bytes
     uint32_t blue_partial[65536]; // R's and G's terms of B', summed
     uint32_t blue_term[256];      // B's term of B'
+    uint32_t blue_out[];          // the output table placed as a pixel: B' << 16 | 0xFF << 24 (output_count entries)
 } cic_pair_tables;
 
 struct cic_matrix_transform {
@@ -42,7 +43,7 @@ static int cic_blue_feeds_only_blue(const uint32_t *tables) {
 // (integer adds in another order, none reaching 2^32).
 static cic_pair_tables *cic_pair_tables_create(const cic_matrix_transform *t) {
     cic_pair_tables *p = NULL;
-    if (posix_memalign((void **)&p, 64, sizeof *p) != 0 || !p) return NULL;
+    if (posix_memalign((void **)&p, 64, sizeof *p + t->output_count * sizeof(uint32_t)) != 0 || !p) return NULL;
     for (int g = 0; g < 256; g++) {
         cic_v4u partial = t->table[1][g] + t->table[2][0];
         for (int r = 0; r < 256; r++) {
@@ -53,6 +54,7 @@ static cic_pair_tables *cic_pair_tables_create(const cic_matrix_transform *t) {
         }
     }
     for (int v = 0; v < 256; v++) p->blue_term[v] = t->table[2][v][2];
+    for (size_t i = 0; i < t->output_count; i++) p->blue_out[i] = (uint32_t)t->output[i] << 16 | 0xff000000u;
     return p;
 }
 
@@ -117,32 +119,63 @@ void cic_matrix_transform_apply_terms(const cic_matrix_transform *t, uint8_t *pi
     }
 }
 
-// One pixel of the pair path: R' and G' are one 2-byte lookup, B' one partial sum plus B's term. Six loads
-// and two stores where the term path needs nine loads, three extractions from a vector and three stores: the
-// loop is bound by memory accesses (three a cycle), not arithmetic.
-static inline void cic_pair_pixel(const cic_pair_tables *pt, const uint8_t *output, uint8_t *p) {
-    unsigned rg = (unsigned)p[0] | (unsigned)p[1] << 8;
-    uint32_t blue = pt->blue_partial[rg] + pt->blue_term[p[2]];
-    memcpy(p, pt->red_green[rg], 2);
-    p[2] = output[blue >> 14];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// One pixel of the pair path, read and written as one little-endian word (R in the low byte): R' and G' are one
+// 2-byte lookup, B' one partial sum plus B's term, looked up already in place with an opaque alpha. `opaque`
+// (a constant at every call) skips putting the pixel's own alpha back: JPEG rows are always opaque.
+__attribute__((always_inline))
+static inline uint32_t cic_pair_word(const cic_pair_tables *restrict pt, uint32_t px, int opaque) {
+    uint32_t rg = px & 0xffff;
+    uint32_t blue = pt->blue_partial[rg] + pt->blue_term[(px >> 16) & 0xff];
+    uint16_t red_green;
+    memcpy(&red_green, pt->red_green[rg], 2);
+    uint32_t out = pt->blue_out[blue >> 14] | red_green;
+    return opaque ? out : out & (px | 0x00ffffffu);
 }
 
-static void cic_apply_pairs(const cic_matrix_transform *t, uint8_t *p, size_t count) {
-    const cic_pair_tables *pt = t->pairs;
-    const uint8_t *output = t->output;
+// Eight pixels per round, loaded and stored as words: the table loads of eight pixels are independent (the
+// stores go through locals, so no store can alias a table), and the loop is bound by how many instructions a
+// pixel takes. Inlined into each caller with `opaque` a constant: two loops, neither testing it per pixel.
+__attribute__((always_inline))
+static inline void cic_apply_pairs(const cic_matrix_transform *t, uint8_t *restrict p, size_t count, int opaque) {
+    const cic_pair_tables *restrict pt = t->pairs;
     size_t i = 0;
-    // Four at a time so the compiler issues the independent loads of four pixels together.
-    for (; i + 4 <= count; i += 4, p += 16) {
-        cic_pair_pixel(pt, output, p);
-        cic_pair_pixel(pt, output, p + 4);
-        cic_pair_pixel(pt, output, p + 8);
-        cic_pair_pixel(pt, output, p + 12);
+    for (; i + 8 <= count; i += 8, p += 32) {
+        uint32_t px[8];
+        memcpy(px, p, 32);
+        for (int j = 0; j < 8; j++) px[j] = cic_pair_word(pt, px[j], opaque);
+        memcpy(p, px, 32);
     }
-    for (; i < count; i++, p += 4) cic_pair_pixel(pt, output, p);
+    for (; i < count; i++, p += 4) {
+        uint32_t px;
+        memcpy(&px, p, 4);
+        px = cic_pair_word(pt, px, opaque);
+        memcpy(p, &px, 4);
+    }
+}
+#else
+// Big-endian hosts: the same lookups byte by byte.
+static inline void cic_apply_pairs(const cic_matrix_transform *t, uint8_t *restrict p, size_t count, int opaque) {
+    const cic_pair_tables *restrict pt = t->pairs;
+    (void)opaque;
+    for (size_t i = 0; i < count; i++, p += 4) {
+        unsigned rg = (unsigned)p[0] | (unsigned)p[1] << 8;
+        uint32_t blue = pt->blue_partial[rg] + pt->blue_term[p[2]];
+        p[0] = pt->red_green[rg][0];
+        p[1] = pt->red_green[rg][1];
+        p[2] = t->output[blue >> 14];
+    }
+}
+#endif
+
+void cic_matrix_transform_apply_opaque(const cic_matrix_transform *t, uint8_t *pixels, size_t count) {
+    if (!t || !pixels) return;
+    if (t->pairs && count >= CIC_PAIR_MIN_PIXELS) cic_apply_pairs(t, pixels, count, 1);
+    else cic_matrix_transform_apply_terms(t, pixels, count);
 }
 
 void cic_matrix_transform_apply(const cic_matrix_transform *t, uint8_t *pixels, size_t count) {
     if (!t || !pixels) return;
-    if (t->pairs && count >= CIC_PAIR_MIN_PIXELS) cic_apply_pairs(t, pixels, count);
+    if (t->pairs && count >= CIC_PAIR_MIN_PIXELS) cic_apply_pairs(t, pixels, count, 0);
     else cic_matrix_transform_apply_terms(t, pixels, count);
 }

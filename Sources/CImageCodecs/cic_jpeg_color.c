@@ -29,7 +29,7 @@ static void cic_jpeg_convert_cmyk(cic_jpeg_decoder *d, uint8_t *p, size_t pixels
 
 void cic_jpeg_convert_rows(cic_jpeg_decoder *d, uint8_t *p, size_t pixels) {
     if (d->header.is_cmyk) cic_jpeg_convert_cmyk(d, p, pixels);
-    else if (d->row_matrix) cic_matrix_transform_apply(d->row_matrix, p, pixels);
+    else if (d->row_matrix) cic_matrix_transform_apply_opaque(d->row_matrix, p, pixels);  // libjpeg's RGBA: alpha 255
     else if (d->row_lcms_transform) cic_lcms_apply(d->row_lcms_api, d->row_lcms_transform, p, pixels);
 }
 

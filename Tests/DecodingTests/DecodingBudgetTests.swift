@@ -169,6 +169,19 @@ import Testing
         #expect(ImageDecodingBudget(limitBytes: 1).limitBytes == Self.mib, "raised to the minimum")
     }
 
+    /// `willAllocateImage` hears the returned image's bytes once, before the decode's pixels exist: the full
+    /// canvas, or the target when the decode scales.
+    @Test func theAllocationHookHearsTheImageBytesOnce() throws {
+        let data = try Self.png(width: 64, height: 48)
+        for (thumbnail, expected) in [(nil, 64 * 48 * 4), (CGSize(width: 16, height: 16), 16 * 12 * 4)] {
+            let heard = Mismatches()
+            var options = ImageDecodingOptions(thumbnailPixelSize: thumbnail)
+            options.willAllocateImage = DecodeAllocationHook { heard.add($0) }
+            let image = try ImageCodersManager.shared.decode(data, options: options)
+            #expect(heard.all == [expected] && image.width * image.height * 4 == expected)
+        }
+    }
+
     static func png(width: Int, height: Int) throws -> Data {
         let pixels = (0..<(width * height * 4)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         return try ImageCodersManager.shared.encode(DecodedImage(width: width, height: height, pixels: pixels, format: .png), format: .png)

@@ -5,7 +5,7 @@ import Testing
 /// The matrix/TRC fast path's pair path (cic_color_matrix.c: R' and G' from one table indexed by R and G, taken
 /// when the profile's blue primary is sRGB's and the white D65) against its general term path, which
 /// `MatrixTRCFastPathTests` holds to lcms2: the same bytes for every RGB colour, with call lengths that leave
-/// every possible tail of the four-pixel loop, and alpha kept.
+/// tails of the eight-pixel loop, and alpha kept; the same for the opaque loop the JPEG rows take.
 @Suite(.offThePool) struct MatrixTRCPairPathTests {
     static let p3 = [0.3127, 0.3290, 0.680, 0.320, 0.265, 0.690, 0.150, 0.060]
     static let adobeRGB = [0.3127, 0.3290, 0.64, 0.33, 0.21, 0.71, 0.15, 0.06]
@@ -37,12 +37,13 @@ import Testing
         }
     }
 
-    @Test(arguments: ["Display P3 / sRGB curve", "Display P3 / gamma 2.6", "Adobe RGB / gamma 2.2"])
-    func pairPathEqualsTermPathOnEveryColour(_ name: String) throws {
+    @Test(arguments: ["Display P3 / sRGB curve", "Display P3 / gamma 2.6", "Adobe RGB / gamma 2.2"], [false, true])
+    func pairPathEqualsTermPathOnEveryColour(_ name: String, opaque: Bool) throws {
         let matrix = try Self.pairCase(name)
         try #require(matrix.hasPairPath, "\(name)")
-        // 2^24 colours in slices of 2^20; each slice split into calls of 4,097...4,100 pixels (every tail of the
-        // four-pixel loop, all long enough for the pair path) and one short call (the term path's).
+        // 2^24 colours in slices of 2^20; each slice split into calls of 4,097...4,104 pixels (every tail of the
+        // eight-pixel loop, all long enough for the pair path) and one short call (the term path's). Alpha varies,
+        // except for the opaque loop (JPEG rows, alpha always 255).
         let slice = 1 << 20
         var mismatches = 0
         for first in stride(from: 0, to: 1 << 24, by: slice) {
@@ -52,7 +53,7 @@ import Testing
                 expected[i * 4] = UInt8(truncatingIfNeeded: colour)
                 expected[i * 4 + 1] = UInt8(truncatingIfNeeded: colour >> 8)
                 expected[i * 4 + 2] = UInt8(truncatingIfNeeded: colour >> 16)
-                expected[i * 4 + 3] = UInt8(truncatingIfNeeded: colour &* 7)
+                expected[i * 4 + 3] = opaque ? 255 : UInt8(truncatingIfNeeded: colour &* 7)
             }
             var actual = expected
             expected.withUnsafeMutableBufferPointer { buffer in
@@ -63,8 +64,12 @@ import Testing
                 guard let base = buffer.baseAddress else { return }
                 var at = 0, call = 0
                 while at < slice {
-                    let length = min(slice - at, call % 5 == 4 ? 3 : 4097 + call % 4)
-                    matrix.apply(to: base + at * 4, count: length)
+                    let length = min(slice - at, call % 9 == 8 ? 3 : 4097 + call % 8)
+                    if opaque {
+                        matrix.applyOpaque(to: base + at * 4, count: length)  // the JPEG rows' loop
+                    } else {
+                        matrix.apply(to: base + at * 4, count: length)
+                    }
                     at += length
                     call += 1
                 }

@@ -6,14 +6,20 @@ import Darwin
 import Foundation
 
 /// Runs a program as a child process and reports what the child alone cost: its wall time, its CPU time
-/// and peak RSS from `wait4`'s rusage (never mixed with this process's own usage, unlike RUSAGE_CHILDREN
-/// deltas).
+/// from `wait4`'s rusage (never mixed with this process's own usage, unlike RUSAGE_CHILDREN deltas) and,
+/// when asked, its peak RSS.
+///
+/// Peak RSS is not taken from our own `wait4`: Linux folds the memory of the process a child was spawned from
+/// into the child's `ru_maxrss` (posix_spawn shares this process's address space until `exec`, and `exec` keeps
+/// the larger of the old and new peaks), so every child would report at least this benchmark's own peak —
+/// 170 MB after the decode section. The child is started through `/usr/bin/time` instead, which forks it from
+/// its own small process and reports the child's peak alone.
 struct ChildProcess {
     struct Outcome {
         /// Exit status, or 128 + signal number when the child was killed.
         var status: Int32
         var cost: Cost
-        /// Peak resident set size of the child, in bytes.
+        /// Peak resident set size of the child (its largest descendant included), in bytes; 0 unless asked.
         var peakRSS: Int
         /// What the child wrote to standard output (when captured).
         var output: String
@@ -30,21 +36,33 @@ struct ChildProcess {
         }
     }
 
+    /// The program that measures a child's own peak RSS (Debian's `time` package; run.sh installs it).
+    static let timeProgram = "/usr/bin/time"
+
     /// Runs `arguments[0]` (looked up in PATH) with the rest as its arguments. Standard output goes to a
     /// temporary file when `captureOutput` is set, else to /dev/null; standard error is inherited.
-    static func run(_ arguments: [String], captureOutput: Bool = false) throws -> Outcome {
-        guard let program = arguments.first else { throw Failure.spawn("(nothing)", EINVAL) }
-        let outputPath = captureOutput
-            ? FileManager.default.temporaryDirectory.appendingPathComponent("bench-child-\(getpid())-\(UUID().uuidString).out").path
-            : "/dev/null"
-        defer { if captureOutput { unlink(outputPath) } }
+    /// `measurePeakRSS` runs it under `/usr/bin/time` (its fork and exec add well under a millisecond of CPU).
+    static func run(_ arguments: [String], captureOutput: Bool = false, measurePeakRSS: Bool = false) throws -> Outcome {
+        guard arguments.first != nil else { throw Failure.spawn("(nothing)", EINVAL) }
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("bench-child-\(getpid())-\(UUID().uuidString)").path
+        let outputPath = captureOutput ? temporary + ".out" : "/dev/null"
+        let rssPath = temporary + ".rss"
+        defer {
+            if captureOutput { unlink(outputPath) }
+            if measurePeakRSS { unlink(rssPath) }
+        }
+        if measurePeakRSS, access(timeProgram, X_OK) != 0 {
+            throw Failure.spawn(timeProgram, ENOENT)
+        }
+        let command = measurePeakRSS ? [timeProgram, "-f", "%M", "-o", rssPath, "--"] + arguments : arguments
+        let program = command[0]
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
 
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) }
         argv.append(nil)
         defer { for pointer in argv { free(pointer) } }
 
@@ -66,9 +84,16 @@ struct ChildProcess {
 
         let cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime)
         let output = captureOutput ? ((try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "") : ""
-        return Outcome(
-            status: exitCode(status), cost: Cost(wall: wall1 - wall0, cpu: cpu),
-            peakRSS: Int(usage.ru_maxrss) * 1024, output: output)
+        var peakRSS = 0
+        if measurePeakRSS {
+            // time writes "Command exited with non-zero status N" before the figure when the child failed.
+            let report = (try? String(contentsOfFile: rssPath, encoding: .utf8)) ?? ""
+            guard let kilobytes = report.split(whereSeparator: \.isNewline).last.flatMap({ Int($0) }) else {
+                throw Failure.spawn("\(timeProgram) (no peak RSS reported: \(report))", EIO)
+            }
+            peakRSS = kilobytes * 1024
+        }
+        return Outcome(status: exitCode(status), cost: Cost(wall: wall1 - wall0, cpu: cpu), peakRSS: peakRSS, output: output)
     }
 
     /// Whether `program` can be found in PATH.

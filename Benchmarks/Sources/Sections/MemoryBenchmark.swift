@@ -1,7 +1,7 @@
 import Foundation
 
-/// Peak RSS of download workloads, each in its own child process (wait4's ru_maxrss), so one case's heap
-/// does not inflate the next.
+/// Peak RSS of download workloads, each in its own child process (measured by `/usr/bin/time`: see
+/// `ChildProcess`), so one case's heap does not inflate the next.
 struct MemoryBenchmark {
     let context: RunContext
     static let section = "Memory"
@@ -36,7 +36,7 @@ struct MemoryBenchmark {
             let outcome = try ChildProcess.run(
                 [context.executable, "child", workload.rawValue, "--base-url", context.baseURL, "--count", String(count),
                  "--dir", context.fixtures.directory.path],
-                captureOutput: true)
+                captureOutput: true, measurePeakRSS: true)
             guard outcome.status == 0 else {
                 context.report.error("memory \(workload.rawValue): child exited with \(outcome.status): \(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines))")
                 continue

@@ -106,7 +106,7 @@ struct ThumbnailBenchmark {
                       output: URL? = nil) throws -> ChildProcess.Outcome {
         let folder = output ?? context.fixtures.directory.appendingPathComponent("thumbnail/out-\(tool.kind.rawValue)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let outcome = try ChildProcess.run(tool.command(files: files, output: folder, format: format, workers: workers))
+        let outcome = try ChildProcess.run(tool.command(files: files, output: folder, format: format, workers: workers), measurePeakRSS: true)
         guard outcome.status == 0 else { throw BenchmarkError.tool("\(tool.label) exited with \(outcome.status)") }
         return outcome
     }

@@ -38,6 +38,7 @@ final class DecodeBudgetScope: @unchecked Sendable {  // `lock` guards `reservat
         if lock.withLock({ reservation != nil }) { return }
         let estimate = Self.estimate(format: format, width: width, height: height,
                                      workingCanvases: workingCanvases, options: options)
+        options.willAllocateImage.call?(estimate.imageBytes)
         let limit = budget.limitBytes
         if estimate.bytes > limit {
             throw ImageDecodingError.exceedsDecodingBudget(
@@ -64,9 +65,9 @@ final class DecodeBudgetScope: @unchecked Sendable {  // `lock` guards `reservat
 
     deinit { release() }
 
-    /// The peak bytes of one decode, approximately.
+    /// The peak bytes of one decode, approximately, and the bytes of the image it returns.
     static func estimate(format: ImageFormat, width: Int, height: Int, workingCanvases: Int,
-                         options: ImageDecodingOptions) -> (bytes: Int, decodedWidth: Int, decodedHeight: Int) {
+                         options: ImageDecodingOptions) -> (bytes: Int, imageBytes: Int, decodedWidth: Int, decodedHeight: Int) {
         var decodedWidth = width, decodedHeight = height
         if format == .jpeg {
             let d = JPEGDecompressor.scaleDenominator(width: width, height: height, options: options)
@@ -76,12 +77,14 @@ final class DecodeBudgetScope: @unchecked Sendable {  // `lock` guards `reservat
         let canvas = Self.bytes(decodedWidth, decodedHeight, 4)
         var total = canvas.multipliedReportingOverflow(by: max(1, workingCanvases)).overflow
             ? Int.max : canvas * max(1, workingCanvases)
+        var image = canvas
         if let target = ImageScaler.targetSize(width: width, height: height, options: ImageScaler.finishing(options)) {
             // The output, and the area filter's row-filtered float buffer (target width × source height).
-            total = Self.add(total, Self.bytes(target.width, target.height, 4))
+            image = Self.bytes(target.width, target.height, 4)
+            total = Self.add(total, image)
             total = Self.add(total, Self.bytes(target.width, decodedHeight, 16))
         }
-        return (total, decodedWidth, decodedHeight)
+        return (total, image, decodedWidth, decodedHeight)
     }
 
     private static func bytes(_ w: Int, _ h: Int, _ perPixel: Int) -> Int {
@@ -94,6 +97,18 @@ final class DecodeBudgetScope: @unchecked Sendable {  // `lock` guards `reservat
         let (sum, overflow) = a.addingReportingOverflow(b)
         return overflow ? Int.max : sum
     }
+}
+
+/// `ImageDecodingOptions.willAllocateImage`: a callback that, like the budget scope, takes no part in the
+/// options' equality.
+package struct DecodeAllocationHook: Sendable, Equatable {
+    package var call: (@Sendable (_ imageBytes: Int) -> Void)?
+
+    package init(_ call: (@Sendable (_ imageBytes: Int) -> Void)? = nil) {
+        self.call = call
+    }
+
+    package static func == (a: DecodeAllocationHook, b: DecodeAllocationHook) -> Bool { true }
 }
 
 /// Carries a decode's budget scope inside `ImageDecodingOptions` without taking part in its equality: two

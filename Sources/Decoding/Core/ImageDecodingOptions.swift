@@ -38,6 +38,10 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     public var shrinkOnLoad: ShrinkOnLoad?
     /// The decode's claim on the budget, set by `ImageCodersManager` for the coder it calls.
     var budgetScope = DecodeBudgetScopeSlot()
+    /// Told, once, the bytes of the image a decode run by `ImageCodersManager` will return (its width × height
+    /// × 4), when the coder reads the header and before any pixel memory exists. The downloader's memory cache
+    /// makes room for the image then rather than after it is decoded (Docs/Decoding.md, "Memory").
+    package var willAllocateImage = DecodeAllocationHook()
     /// Set by `ImageCodersManager` only: a coder that can convert rows to sRGB as it decodes them (the JPEG
     /// coder) does so and reports them converted. Coders called directly keep returning pixels as decoded.
     var coderConvertsColor = false

@@ -62,6 +62,26 @@ public final class AutoPurgingImageCache: ImageRequestCache, @unchecked Sendable
         }
     }
 
+    /// Evicts, least recently used first, the images that adding an image of `cost` bytes would evict: when
+    /// usage plus `cost` is above `memoryCapacity`, until usage plus `cost` is at most
+    /// `preferredMemoryUsageAfterPurge` (or nothing is left). The downloader calls it when a decode starts, so
+    /// the decode's bitmap and the cached images stay within the capacity together. For an image under an
+    /// identifier the cache does not hold (what a download adds), the images that remain after the add are the
+    /// same as without this call, unless the image alone is above the preferred size (then it is kept, where an
+    /// add alone would purge it too).
+    public func makeRoom(forCost cost: UInt64) {
+        lock.withLock {
+            let (needed, overflow) = usage.addingReportingOverflow(cost)
+            guard overflow || needed > memoryCapacity else { return }
+            let target = preferredMemoryUsageAfterPurge > cost ? preferredMemoryUsageAfterPurge - cost : 0
+            for (identifier, entry) in entries.sorted(by: { $0.value.lastAccess < $1.value.lastAccess }) {
+                if usage <= target { break }
+                entries[identifier] = nil
+                usage -= entry.cost
+            }
+        }
+    }
+
     /// Under `lock`: drops least recently used images until usage is at most the preferred size and the count
     /// at most three quarters of `countLimit` (a purge sorts every entry: it must not run on every insertion).
     private func purge() {

@@ -14,6 +14,15 @@ public protocol ImageCache: AnyObject, Sendable {
     @discardableResult func removeAllImages() -> Bool
     /// The image under `identifier`, if any (refreshes its last-access time).
     func image(withIdentifier identifier: String) -> DecodedImage?
+    /// Called when the downloader starts decoding an image it will add, with that image's cost (width × height
+    /// × 4), before the pixel memory exists: a cache with a capacity evicts now what adding the image would
+    /// evict, so the images it holds and the one being decoded for it stay within that capacity together.
+    /// The default does nothing.
+    func makeRoom(forCost cost: UInt64)
+}
+
+extension ImageCache {
+    public func makeRoom(forCost cost: UInt64) {}
 }
 
 /// An `ImageCache` keyed by request: the identifier is the request's absolute URL plus an optional

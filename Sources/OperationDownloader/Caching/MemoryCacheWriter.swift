@@ -22,6 +22,11 @@ struct MemoryCacheWriter: Sendable {
         self.request = request
     }
 
+    /// Tells the cache that an image of `bytes` is being decoded for it (`ImageCache.makeRoom(forCost:)`).
+    func makeRoom(forBytes bytes: Int) {
+        cache.makeRoom(forCost: UInt64(max(0, bytes)))
+    }
+
     /// Adds `image` under `identifier` (`ImageVariant.additionalIdentifier`), unless it is incomplete or the
     /// cache declines it (`shouldCache`). The caller makes sure a variant is written once.
     func write(_ image: DecodedImage, identifier: String?) {

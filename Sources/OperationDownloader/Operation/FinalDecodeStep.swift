@@ -36,9 +36,12 @@ struct FinalDecodeStep {
             let scale = decoding.options(url: url, defaultMaximumPixelCount: nil).scaleFactor
             finished[decoding] = FinalImages.checked(outcome, data: data, scale: scale, coders: coders.coders)
         }
+        var makeRoom: (@Sendable (Int) -> Void)?
+        // The memory cache the images will be added to is told each decode's image size before its pixels exist.
+        if let memoryCache = transfer.plumbing?.memoryCache { makeRoom = { memoryCache.makeRoom(forBytes: $0) } }
         let images = FinalImages(
             data: data, url: url, manager: coders, maximumPixelCount: transfer.maximumPixelCount, finishedProgressively: finished,
-            cancellation: decodeCancellation)
+            cancellation: decodeCancellation, makeRoom: makeRoom)
         if let callers { images.prepare(callers) }
         return .images(images)
     }

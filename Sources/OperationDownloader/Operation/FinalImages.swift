@@ -18,15 +18,19 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
     private let maximumPixelCount: Int?
     /// Cancelled with the operation: ends a decode's wait for the decode memory budget.
     private let cancellation: ImageDecodingCancellation?
+    /// Told the bytes of each image before it is decoded (the memory cache makes room for it).
+    private let makeRoom: (@Sendable (Int) -> Void)?
     private let lock = NSLock()
     private var decoded: [ImageVariant.Decoding: Outcome]
     private var transformed: [ImageVariant: Outcome] = [:]
 
     init(
         data: Data, url: URL?, manager: ImageCodersManager, maximumPixelCount: Int?,
-        finishedProgressively: [ImageVariant.Decoding: Outcome] = [:], cancellation: ImageDecodingCancellation? = nil
+        finishedProgressively: [ImageVariant.Decoding: Outcome] = [:], cancellation: ImageDecodingCancellation? = nil,
+        makeRoom: (@Sendable (Int) -> Void)? = nil
     ) {
         self.cancellation = cancellation
+        self.makeRoom = makeRoom
         self.data = data
         self.url = url
         self.manager = manager
@@ -62,7 +66,8 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
 
     private func decode(_ decoding: ImageVariant.Decoding) -> Outcome {
         if let known = lock.withLock({ decoded[decoding] }) { return known }
-        let options = decoding.options(url: url, defaultMaximumPixelCount: maximumPixelCount, cancellation: cancellation)
+        var options = decoding.options(url: url, defaultMaximumPixelCount: maximumPixelCount, cancellation: cancellation)
+        options.willAllocateImage = DecodeAllocationHook(makeRoom)
         let outcome: Outcome
         do {
             var image = try manager.decode(data, options: options)

@@ -56,6 +56,12 @@ final class MatrixTRCTransform: @unchecked Sendable {  // immutable after init; 
         cic_matrix_transform_apply_terms(handle, pixels, count)
     }
 
+    /// The JPEG shim's loop for its rows, whose alpha is always 255 (`cic_matrix_transform_apply_opaque`), on
+    /// one thread, for tests holding it to the term path.
+    func applyOpaque(to pixels: UnsafeMutablePointer<UInt8>, count: Int) {
+        cic_matrix_transform_apply_opaque(handle, pixels, count)
+    }
+
     /// Converts `count` RGBA8 pixels at `pixels` in place, over several cores when the image is large and no
     /// other decode is running in the process (`DecodeActivity`): a caller that is already parallel keeps its
     /// one thread per image.
