@@ -111,7 +111,7 @@ import Testing
         await recorder.waitForCompletion()
         await drain(queue)
         #expect(token?.request?.timeoutInterval == 2)
-        #expect(taskTimeout.current == DownloadSettings.backstopTimeout(idle: 2))
+        #expect(taskTimeout.current == TransportBackstop.timeout(idle: 2))
         #expect(taskTimeout.current == 302)
     }
 }

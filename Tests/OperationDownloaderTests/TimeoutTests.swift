@@ -63,7 +63,7 @@ import Testing
     @Test func aZeroTimeoutMeansFifteenSeconds() async throws {
         let harness = ScriptedHarness { $0.downloadTimeout = 0 }
         #expect(harness.downloader.configuration.sessionConfiguration.timeoutIntervalForRequest
-            == 15 + DownloadSettings.backstopMargin)
+            == 15 + TransportBackstop.margin)
         let (recorder, _) = harness.download(context: ImageDownloaderContext(downloadTimeout: -3))
         let transfer = try #require(await harness.transport.transfer())
         #expect(transfer.request.idleTimeout == 15)
@@ -73,10 +73,10 @@ import Testing
         harness.clock.advance(by: 0.2)
         await recorder.completion()
         #expect(recorder.downloaderError?.caseName == "network-1001")
-        #expect(DownloadSettings.idleTimeout(0) == 15 && DownloadSettings.idleTimeout(.nan) == 15)
+        #expect(DownloadDefaults.idleTimeout(0) == 15 && DownloadDefaults.idleTimeout(.nan) == 15)
         // Whole seconds, always later than the package's own timeout.
-        #expect(DownloadSettings.backstopTimeout(idle: 0.5) == 301 && DownloadSettings.backstopTimeout(idle: 2.5) == 303)
-        #expect(DownloadSettings.backstopTimeout(idle: 2.5, margin: DownloadSettings.curlBackstopMargin) == 8)
+        #expect(TransportBackstop.timeout(idle: 0.5) == 301 && TransportBackstop.timeout(idle: 2.5) == 303)
+        #expect(TransportBackstop.timeout(idle: 2.5, margin: TransportBackstop.curlMargin) == 8)
     }
 
     @Test func maximumDownloadDurationFromTheContextCapsTheTransfer() async throws {

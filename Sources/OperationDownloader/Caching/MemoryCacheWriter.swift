@@ -4,19 +4,18 @@ import Decoding
 import FoundationNetworking
 #endif
 
-/// THE memory-cache writer of one download, for every operation class: each variant's complete image is added
-/// once, under the caller's request (before any request modifier) and the variant's identifier, before the
-/// caller it answers runs (so a request made from a completion already hits the cache).
+/// THE memory-cache writer of one download, for every operation class: a complete image is added under the
+/// caller's request (before any request modifier) and its variant's identifier, before the caller it answers
+/// runs (so a request made from a completion already hits the cache).
 ///
-/// This package's operation calls it from its final answer (CallbackFanOut.swift); an operation of another class
-/// gets it through its completion wrappers (ForeignOperation.swift). The downloader makes one per operation
+/// A value (part of the download's `DownloadPlumbing`), with no lock of its own: whoever answers the callers
+/// writes each variant once. This package's operation answers all its callers in one pass (CallbackFanOut.swift:
+/// `writeMemoryCache`); an operation of another class answers them one by one through completion wrappers, which keep
+/// the identifiers written behind their own lock (ForeignOperation.swift). The downloader makes one per operation
 /// when it has a memory cache (Docs/Architecture.md, "The downloader and its operations").
-final class MemoryCacheWriter: @unchecked Sendable {  // `lock` guards `written`
+struct MemoryCacheWriter: Sendable {
     private let cache: any ImageRequestCache
     private let request: URLRequest
-    private let lock = NSLock()
-    /// The identifiers written so far: a handful at most (one per variant), so an array.
-    private var written: [String] = []
 
     init(cache: any ImageRequestCache, request: URLRequest) {
         self.cache = cache
@@ -28,17 +27,11 @@ final class MemoryCacheWriter: @unchecked Sendable {  // `lock` guards `written`
         cache.makeRoom(forCost: UInt64(max(0, bytes)))
     }
 
-    /// Adds `image` under `identifier` (`ImageVariant.additionalIdentifier`), unless it is incomplete, was
-    /// already written for that identifier by this download, or the cache declines it (`shouldCache`).
+    /// Adds `image` under `identifier` (`ImageVariant.additionalIdentifier`), unless it is incomplete or the
+    /// cache declines it (`shouldCache`). The caller makes sure a variant is written once.
     func write(_ image: DecodedImage, identifier: String?) {
         guard !image.isIncomplete else { return }
-        let key = identifier ?? ""
-        let first: Bool = lock.withLock {
-            if written.contains(key) { return false }
-            written.append(key)
-            return true
-        }
-        guard first, cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) else { return }
+        guard cache.shouldCache(image, for: request, withAdditionalIdentifier: identifier) else { return }
         cache.add(image, for: request, withAdditionalIdentifier: identifier)
     }
 }

@@ -21,17 +21,11 @@ extension ImageDownloader {
             completed?(nil, nil, ImageDownloaderError.invalidURL, true)
             return nil
         }
-        var resolved = context ?? ImageDownloaderContext()
-        resolvePerCallerSettings(&resolved)
-        let variant = ImageVariant(options: options, context: resolved)
-        // Computed once: the operation takes it from here instead of deriving it again from the context.
-        resolved.variant = variant
-        let identifier = resolved.cacheIdentifier
-        // The Optional `addHandlers` takes, made once for every round below.
-        let caller: ImageDownloaderContext? = resolved
-        let cacheIdentifier = variant.additionalIdentifier(cacheIdentifier: identifier)
+        // This caller's settings, resolved once (ResolvedOptions.swift): its queue, variant and cache entry.
+        let caller = CallerOptions(
+            options: options, context: context ?? ImageDownloaderContext(), defaults: callerDefaults)
         if Self.allowsCachedData(request.cachePolicy), let cache = storedConfiguration.imageCache,
-           let image = cache.image(for: request, withAdditionalIdentifier: cacheIdentifier) {
+           let image = cache.image(for: request, withAdditionalIdentifier: caller.memoryCacheIdentifier) {
             completed?(image, nil, nil, true)
             return nil
         }
@@ -41,10 +35,10 @@ extension ImageDownloader {
             return nil
         }
         let key = CoalescingKey.make(
-            url: url, identifier: identifier, options: options, cachePolicy: request.cachePolicy, variant: variant,
-            separatesVariants: operationMaker.separatesVariants)
+            url: url, identifier: caller.cacheIdentifier, options: options, cachePolicy: request.cachePolicy,
+            variant: caller.variant, separatesVariants: operationMaker.separatesVariants)
         func add(to handle: any DownloadOperationHandle) -> AnyObject? {
-            handle.addCaller(progress: progress, completed: completed, options: options, context: caller)
+            handle.addCaller(progress: progress, completed: completed, options: options, caller: caller, context: context)
         }
 
         var made: (handle: any DownloadOperationHandle, request: URLRequest)?
@@ -61,7 +55,8 @@ extension ImageDownloader {
             if lock.withLock({ invalidated }) { break }
             if made == nil {
                 // User code (the request modifier) runs outside the lock.
-                let prepared = prepareRequest(request, plain: plain, options: options, context: resolved)
+                let idle = DownloadDefaults.idleTimeout(context?.downloadTimeout ?? storedConfiguration.downloadTimeout)
+                let prepared = prepareRequest(request, plain: plain, options: options, idleTimeout: idle, context: context)
                 guard let (prepared, modified) = prepared else { break }
                 if modified, let refusal = refusal(for: prepared) {
                     // The modifier's request cannot be loaded. Never queued: no progress call, no operation.
@@ -70,10 +65,10 @@ extension ImageDownloader {
                 }
                 // A modifier that changed the timeout sets this download's idle timeout (as on SDWebImage, whose
                 // session uses the request's).
-                let idle = DownloadSettings.idleTimeout(resolved.downloadTimeout ?? storedConfiguration.downloadTimeout)
-                if modified, prepared.timeoutInterval != idle { resolved.downloadTimeout = prepared.timeoutInterval }
+                let timeoutOverride = modified && prepared.timeoutInterval != idle ? prepared.timeoutInterval : nil
                 let handle = makeOperation(
-                    request: prepared, cacheRequest: request, options: options, context: resolved)
+                    request: prepared, cacheRequest: request, options: options, context: context,
+                    downloadTimeout: timeoutOverride)
                 made = (handle, prepared)
             }
             guard let (handle, prepared) = made else { break }
@@ -102,13 +97,8 @@ extension ImageDownloader {
         return nil
     }
 
-    /// The caller's context with the downloader's defaults for what is decided per caller (the operation's own
-    /// context is the first caller's, so a later caller must not inherit that caller's choices).
-    private func resolvePerCallerSettings(_ context: inout ImageDownloaderContext) {
-        if context.callbackQueue == nil { context.callbackQueue = callbackQueue }
-        if context.allowsIncompleteImages == nil { context.allowsIncompleteImages = storedConfiguration.allowsIncompleteImages }
-        if context.maximumPixelCount == nil { context.maximumPixelCount = storedConfiguration.maximumPixelCount }
-    }
+    /// What this downloader's callers get where their context says nothing (ResolvedOptions.swift).
+    var callerDefaults: CallerDefaults { storedConfiguration.callerDefaults(callbackQueue: callbackQueue) }
 
     /// Why the prepared request (after the request modifier) cannot be loaded at all: no URL, a scheme the
     /// transport cannot load (`.invalidURL`), or a host it cannot reach here (`.unsupportedOnPlatform`).

@@ -40,10 +40,11 @@ extension ImageDownloader {
     /// are kept in the form `setValue` produces (see `setValue(_:forHTTPHeaderField:)`), so one assignment
     /// of the merged fields sends the same bytes.
     /// `modified`: a request modifier ran (so the URL may have changed). nil: the modifier returned nil.
+    /// `idleTimeout`: the download's (the context's `downloadTimeout`, else the configuration's, normalised).
     func prepareRequest(
-        _ request: URLRequest, plain: Bool, options: ImageDownloaderOptions, context: ImageDownloaderContext
+        _ request: URLRequest, plain: Bool, options: ImageDownloaderOptions, idleTimeout timeout: TimeInterval,
+        context: ImageDownloaderContext?
     ) -> (request: URLRequest, modified: Bool)? {
-        let timeout = DownloadSettings.idleTimeout(context.downloadTimeout ?? storedConfiguration.downloadTimeout)
         let policy: URLRequest.CachePolicy = options.contains(.useURLCache) ? request.cachePolicy : .reloadIgnoringLocalCacheData
         var prepared: URLRequest
         if plain, let url = request.url {
@@ -57,7 +58,7 @@ extension ImageDownloader {
         if let merged = Self.merging(headers, into: prepared.allHTTPHeaderFields) {
             prepared.allHTTPHeaderFields = merged
         }
-        guard let modifier = context.requestModifier ?? modifier else { return (prepared, false) }
+        guard let modifier = context?.requestModifier ?? modifier else { return (prepared, false) }
         return modifier.modifiedRequest(with: prepared).map { ($0, true) }
     }
 
@@ -72,48 +73,29 @@ extension ImageDownloader {
         return merged.count == fields.count ? nil : merged
     }
 
-    /// Creates the operation (of the configured class: `OperationMaker`) with the merged context: the
-    /// downloader's settings, the transport and the timer travel in it, so any operation class gets them through
-    /// `init`. `cacheRequest`: the caller's request, the memory cache's key.
+    /// Creates the operation (of the configured class: `OperationMaker`) with the caller's context filled by the
+    /// downloader's settings and plumbing (`ImageDownloaderContext.fill`, ResolvedOptions.swift), so any
+    /// operation class gets them through `init`. `cacheRequest`: the caller's request, the memory cache's key.
+    /// `downloadTimeout`: the request modifier's timeout, when it changed the download's.
     func makeOperation(
         request: URLRequest, cacheRequest: URLRequest, options: ImageDownloaderOptions,
-        context: borrowing ImageDownloaderContext
+        context: ImageDownloaderContext?, downloadTimeout: TimeInterval?
     ) -> any DownloadOperationHandle {
         let configuration = storedConfiguration
-        // Built as an Optional, so handing it to `init` (whose parameter is one) moves it instead of copying it.
-        let merged: ImageDownloaderContext? = mergedContext(context, options: options)
         let memoryCache = configuration.imageCache.map { MemoryCacheWriter(cache: $0, request: cacheRequest) }
-        return operationMaker.make(
-            request: request, session: session, options: options, context: merged, memoryCache: memoryCache,
-            configuration: configuration)
-    }
-
-    /// The downloader's settings under the caller's (a copy of the caller's context, filled in).
-    private func mergedContext(
-        _ context: borrowing ImageDownloaderContext, options: ImageDownloaderOptions
-    ) -> ImageDownloaderContext {
-        let configuration = storedConfiguration
-        var merged = copy context
-        lock.withLock {
-            merged.responseModifier = merged.responseModifier ?? storedResponseModifier
-            merged.decryptor = merged.decryptor ?? storedDecryptor
-        }
-        merged.callbackQueue = merged.callbackQueue ?? callbackQueue
-        merged.codersManager = merged.codersManager ?? configuration.codersManager
-        merged.maximumResponseSize = merged.maximumResponseSize ?? configuration.maximumResponseSize
-        merged.downloadTimeout = merged.downloadTimeout ?? configuration.downloadTimeout
-        merged.maximumDownloadDuration = merged.maximumDownloadDuration ?? configuration.maximumDownloadDuration
-        merged.retryPolicy = merged.retryPolicy ?? configuration.retryPolicy
-        merged.allowsIncompleteImages = merged.allowsIncompleteImages ?? configuration.allowsIncompleteImages
-        merged.progressiveDecodingInterval =
-            merged.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
-        merged.maximumPixelCount = merged.maximumPixelCount ?? configuration.maximumPixelCount
-        merged.httpCache = merged.httpCache ?? configuration.httpCache
-        merged.postsNotifications = merged.postsNotifications ?? configuration.postsNotifications
+        let (responseModifier, decryptor) = lock.withLock { (storedResponseModifier, storedDecryptor) }
+        let usesHTTPCache = options.contains(.useURLCache) && (context?.httpCache ?? configuration.httpCache) != nil
         // [HTTP cache] stale-while-revalidate starts its background download through this downloader.
-        if options.contains(.useURLCache), merged.httpCache != nil { merged.httpCacheRevalidator = .downloader(self) }
-        merged.downloader = resources
-        return merged
+        let plumbing = DownloadPlumbing(
+            resources: resources, memoryCache: memoryCache, revalidator: usesHTTPCache ? .downloader(self) : nil)
+        var filled: ImageDownloaderContext? = context ?? ImageDownloaderContext()
+        filled?.fill(
+            by: configuration, callbackQueue: callbackQueue, responseModifier: responseModifier, decryptor: decryptor,
+            plumbing: plumbing)
+        if let downloadTimeout { filled?.downloadTimeout = downloadTimeout }
+        // Handed over as an Optional, so `init` (whose parameter is one) takes it without another copy.
+        return operationMaker.make(
+            request: request, session: session, options: options, context: filled, configuration: configuration)
     }
 
     /// Hands the operation to the queue (its handle first learns the router and the downloader's finishing

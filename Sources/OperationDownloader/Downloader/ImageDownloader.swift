@@ -19,9 +19,6 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     /// A downloader with the default configuration.
     public static let shared = ImageDownloader()
 
-    /// The queue completions run on when none is configured, for operations made without a downloader.
-    static let platformDefaultCallbackQueue = makeDefaultCallbackQueue(label: "OperationDownloader.callbacks")
-
     /// THE default callback queue rule, for every owner that has no configured queue (each downloader, each
     /// prefetcher, operations on their own): the main queue on Apple platforms, a private serial queue named
     /// `label` elsewhere (CLI and server programs on Linux rarely spin the main run loop; a queue per owner, so
@@ -58,7 +55,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     /// create their own tasks on it), and its router learns about such operations.
     let session: URLSession?
     let router: SessionRouter?
-    /// The transport and timer every operation gets (in its context).
+    /// The transport and timer every operation gets (in its context's plumbing).
     let resources: DownloaderResources
     let queue = OperationQueue()
     let callbackQueue: DispatchQueue
@@ -110,7 +107,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.httpCookieAcceptPolicy = .never
-        sessionConfiguration.timeoutIntervalForRequest = DownloadSettings.backstopTimeout(idle: configuration.downloadTimeout)
+        sessionConfiguration.timeoutIntervalForRequest = TransportBackstop.timeout(idle: configuration.downloadTimeout)
         sessionConfiguration.httpMaximumConnectionsPerHost = max(
             sessionConfiguration.httpMaximumConnectionsPerHost, configuration.maxConcurrentDownloads)
         configuration.sessionConfiguration = sessionConfiguration

@@ -13,13 +13,14 @@ public enum ImageDownloaderExecutionOrder: Sendable {
 }
 
 /// Everything an `ImageDownloader` is created with. A value: the downloader keeps its own copy, so later
-/// changes to this value do not affect a downloader already created.
+/// changes to this value do not affect a downloader already created. The initial values are the package's
+/// defaults (`DownloadDefaults`, Downloader/ResolvedOptions.swift).
 public struct ImageDownloaderConfiguration {
     /// How many downloads run at once (SDWebImage's default: 6).
     public var maxConcurrentDownloads: Int = 6
     /// The idle timeout (SDWebImage's meaning): a download fails with `.network(URLError(.timedOut))` when no
     /// byte arrived for this many seconds. 0 or less means 15 s. Decoding never counts against it.
-    public var downloadTimeout: TimeInterval = DownloadSettings.defaultIdleTimeout
+    public var downloadTimeout: TimeInterval = DownloadDefaults.idleTimeout
     /// An optional cap on the whole transfer of one attempt (network only: decoding never counts); nil = none.
     /// Fails with `.network(URLError(.timedOut))`.
     public var maximumDownloadDuration: TimeInterval?
@@ -30,7 +31,7 @@ public struct ImageDownloaderConfiguration {
     /// The proxy for the curl transport: the environment (default), none, or a URL (URLSession ignores it).
     public var proxy: ImageDownloaderProxyConfiguration = .environment
     /// When failed downloads are tried again (default `.never`); the context can override it per request.
-    public var retryPolicy: ImageDownloaderRetryPolicy = .never
+    public var retryPolicy: ImageDownloaderRetryPolicy = DownloadDefaults.retryPolicy
     /// Report progress only after this fraction (0...1) of the expected size arrived since the last report
     /// (the last report is always delivered). 0 reports every chunk.
     public var minimumProgressInterval: Double = 0
@@ -67,22 +68,22 @@ public struct ImageDownloaderConfiguration {
     public var httpCache: HTTPImageCache? = HTTPImageCache.shared
     /// Bodies larger than this fail with `.responseTooLarge` (checked against the announced length and
     /// while receiving). Default 256 MiB.
-    public var maximumResponseSize: Int = DownloadSettings.defaultMaximumResponseSize
+    public var maximumResponseSize: Int = DownloadDefaults.maximumResponseSize
     /// At most one partial image per this many seconds for `.progressiveLoad`. Default 0.1 s.
-    public var progressiveDecodingInterval: TimeInterval = DownloadSettings.defaultProgressiveDecodingInterval
+    public var progressiveDecodingInterval: TimeInterval = DownloadDefaults.progressiveDecodingInterval
     /// Deliver an image whose data ended early (a truncated file the decoder could partly decode) marked
     /// `isIncomplete = true`, instead of failing with `.badImageData` (the default, as SDWebImage and Nuke do).
     /// Such an image is never memory-cached. The context can override it per caller.
-    public var allowsIncompleteImages = false
+    public var allowsIncompleteImages = DownloadDefaults.allowsIncompleteImages
     /// Images whose header declares more pixels fail before any pixel memory is allocated.
-    public var maximumPixelCount: Int = ImageDecodingOptions.defaultMaximumPixelCount
+    public var maximumPixelCount: Int = DownloadDefaults.maximumPixelCount
     /// The coders to decode with.
-    public var codersManager: ImageCodersManager = .shared
+    public var codersManager: ImageCodersManager = DownloadDefaults.codersManager
     /// Whether operations post `imageDownloadStart`, `imageDownloadReceiveResponse`, `imageDownloadStop` and
     /// `imageDownloadFinish`. Turn it off in a server or crawler that never observes them: on Linux the
     /// start and response notifications cost a hop to the callback queue each, about 5% of the throughput
     /// of small downloads (Docs/Benchmarks.md).
-    public var postsNotifications: Bool = true
+    public var postsNotifications: Bool = DownloadDefaults.postsNotifications
 
     public init() {}
 

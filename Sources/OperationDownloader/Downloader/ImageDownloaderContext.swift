@@ -8,6 +8,8 @@ import FoundationNetworking
 ///
 /// The downloader hands the operation a context with every field it knows filled in, so custom operation
 /// classes (`ImageDownloaderConfiguration.operationClass`) get the whole configuration through one value.
+/// Which fields are the transfer's and which the caller's: Docs/Options.md, "Per transfer or per caller"; where
+/// the defaults live: Downloader/ResolvedOptions.swift.
 public struct ImageDownloaderContext: Sendable {
     /// Replaces the downloader's request modifier for this request.
     public var requestModifier: (any ImageDownloaderRequestModifier)?
@@ -53,19 +55,13 @@ public struct ImageDownloaderContext: Sendable {
     /// Overrides `ImageDownloaderConfiguration.retryPolicy` for this request.
     public var retryPolicy: ImageDownloaderRetryPolicy?
 
-    // Filled in by the downloader for the operations it makes (any operation class gets them through `init`).
+    /// Not public: the downloader's transport, timer, memory-cache writer and revalidator, for the operations it
+    /// makes (ResolvedOptions.swift). The one internal field: the public `init(request:session:options:context:)`
+    /// is the only way into an operation subclass, so the downloader's plumbing travels beside the overrides.
+    var plumbing: DownloadPlumbing?
 
-    /// The downloader's transport and timer (nil: an operation used on its own). One reference, so copies of
-    /// the context stay cheap.
-    var downloader: DownloaderResources?
-    /// Writes this download's images to the downloader's memory cache (this package's operation only: another
-    /// class's callers get it through their completion wrappers, ForeignOperation.swift).
-    var memoryCacheWriter: MemoryCacheWriter?
-    /// The caller's variant, when the downloader already computed it from this context.
-    var variant: ImageVariant?
-    /// Starts background revalidations for stale-while-revalidate (HTTP cache); set only with an HTTP cache.
-    var httpCacheRevalidator: HTTPCacheRevalidator?
-
+    /// A context with the given overrides; every field left nil takes the downloader's value (or, for an operation
+    /// made without a downloader, the package's default: Docs/Options.md).
     public init(
         requestModifier: (any ImageDownloaderRequestModifier)? = nil,
         responseModifier: (any ImageDownloaderResponseModifier)? = nil,
@@ -113,18 +109,5 @@ extension ImageDownloaderContext {
     /// The value is an ordinary context: set more fields on it (a `transformer`, a `retryPolicy`) as needed.
     public static func thumbnail(maxPixelSize: Int) -> ImageDownloaderContext {
         ImageDownloaderContext(thumbnailPixelSize: CGSize(width: maxPixelSize, height: maxPixelSize))
-    }
-}
-
-/// What a downloader hands every operation it makes, besides settings.
-final class DownloaderResources: Sendable {
-    /// The transport the downloader carries its transfers on.
-    let transport: any DownloadTransport
-    /// The timer behind the timeouts.
-    let deadlineMonitor: DeadlineMonitor
-
-    init(transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor) {
-        self.transport = transport
-        self.deadlineMonitor = deadlineMonitor
     }
 }

@@ -20,18 +20,16 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
     private let cancelled = OnceFlag()
 
     init(
-        progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, queue: DispatchQueue,
-        variant: ImageVariant, transformer: (any ImageTransformer)?, allowsIncompleteImages: Bool,
-        wantsPartialImages: Bool, memoryCacheIdentifier: String?
+        progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, caller: CallerOptions
     ) {
         self.progress = progress
         self.completed = completed
-        self.queue = queue
-        self.variant = variant
-        self.transformer = transformer
-        self.allowsIncompleteImages = allowsIncompleteImages
-        self.wantsPartialImages = wantsPartialImages
-        self.memoryCacheIdentifier = memoryCacheIdentifier
+        self.queue = caller.callbackQueue
+        self.variant = caller.variant
+        self.transformer = caller.transformer
+        self.allowsIncompleteImages = caller.allowsIncompleteImages
+        self.wantsPartialImages = caller.wantsPartialImages
+        self.memoryCacheIdentifier = caller.memoryCacheIdentifier
     }
 
     /// Set when the caller's token was cancelled: progress and partial images queued before then are dropped.

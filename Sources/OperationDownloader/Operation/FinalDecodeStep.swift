@@ -9,14 +9,11 @@ import FoundationNetworking
 /// the callers want (`FinalImages`).
 struct FinalDecodeStep {
     let url: URL?
-    let settings: DownloadSettings
-    let decryptor: (any ImageDownloaderDecryptor)?
-    let maximumPixelCount: Int?
+    /// The decryptor, the coders and the pixel limit are the transfer's.
+    let transfer: TransferOptions
     let transaction: HTTPCacheTransaction
     /// Cancelled with the operation (a decode waiting for the decode memory budget stops waiting).
     var decodeCancellation: ImageDecodingCancellation?
-    /// The memory cache the images will be added to: told each decode's image size before its pixels exist.
-    var memoryCache: MemoryCacheWriter?
 
     /// How the download ends. `callers`: decoded for them while the store is still open (a caller joining
     /// later gets its variant decoded when it is answered); nil when nobody wants an image. `response` is
@@ -27,22 +24,23 @@ struct FinalDecodeStep {
         guard !received.isEmpty else { return .failure(ImageDownloaderError.badImageData(.emptyBody)) }
         if transaction.isCachedBody(received) { return .failure(ImageDownloaderError.cacheNotModified) }
         var data = received
-        if let decryptor {
+        if let decryptor = transfer.decryptor {
             guard let decrypted = decryptor.decryptedData(with: received, response: response()), !decrypted.isEmpty else {
                 return .failure(ImageDownloaderError.badImageData(.decryptorFailed))
             }
             data = decrypted
         }
-        let coders = settings.codersManager
+        let coders = transfer.codersManager
         var finished: [ImageVariant.Decoding: FinalImages.Outcome] = [:]
         for (decoding, outcome) in progressive?.finish() ?? [:] {
             let scale = decoding.options(url: url, defaultMaximumPixelCount: nil).scaleFactor
             finished[decoding] = FinalImages.checked(outcome, data: data, scale: scale, coders: coders.coders)
         }
         var makeRoom: (@Sendable (Int) -> Void)?
-        if let memoryCache { makeRoom = { memoryCache.makeRoom(forBytes: $0) } }
+        // The memory cache the images will be added to is told each decode's image size before its pixels exist.
+        if let memoryCache = transfer.plumbing?.memoryCache { makeRoom = { memoryCache.makeRoom(forBytes: $0) } }
         let images = FinalImages(
-            data: data, url: url, manager: coders, maximumPixelCount: maximumPixelCount, finishedProgressively: finished,
+            data: data, url: url, manager: coders, maximumPixelCount: transfer.maximumPixelCount, finishedProgressively: finished,
             cancellation: decodeCancellation, makeRoom: makeRoom)
         if let callers { images.prepare(callers) }
         return .images(images)

@@ -11,7 +11,7 @@ extension ImageDownloaderOperation {
     /// one final decode per core process-wide: `DecodeLimiter`), or right here when there is nothing to decode,
     /// decrypt or store (no thread hop; the stop and finish notifications leave with the answers).
     func complete(_ attempt: Attempt) {
-        let nothingToDo = context.decryptor == nil && !httpTransaction.mayStore
+        let nothingToDo = transferOptions.decryptor == nil && !httpTransaction.mayStore
         guard let taken = modifyState({ $0.attemptCompleted(attempt, nothingToDo: nothingToDo) }) else { return }
         if taken.reportsProgress { callers.reportProgress(taken.data.count, taken.data.count) }
         if taken.inline {
@@ -70,9 +70,8 @@ extension ImageDownloaderOperation {
 
     private var finalStep: FinalDecodeStep {
         FinalDecodeStep(
-            url: originalRequest.url, settings: settings, decryptor: context.decryptor,
-            maximumPixelCount: context.maximumPixelCount, transaction: httpTransaction, decodeCancellation: decodeCancellation,
-            memoryCache: context.memoryCacheWriter)
+            url: originalRequest.url, transfer: transferOptions, transaction: httpTransaction,
+            decodeCancellation: decodeCancellation)
     }
 
     func finish(error: any Error, cancelTransfer: Bool, alsoPosting: [Notification.Name] = []) {

@@ -20,9 +20,9 @@ extension ImageDownloaderOperation {
     /// and the chunks fed later fit together. Between attempts nothing is made: the next attempt's start looks
     /// at its callers.
     func addProgressiveStream(for decoding: ImageVariant.Decoding) {
-        guard settings.mayDecodeProgressively else { return }
+        guard transferOptions.mayDecodeProgressively else { return }
         let url = originalRequest.url
-        let (manager, interval) = (settings.codersManager, settings.progressiveDecodingInterval)
+        let (manager, interval) = (transferOptions.codersManager, transferOptions.progressiveDecodingInterval)
         let options = decoding.options(url: url, defaultMaximumPixelCount: nil)
         modifyState {
             $0.addProgressiveStream(for: decoding, options: options) { queue in

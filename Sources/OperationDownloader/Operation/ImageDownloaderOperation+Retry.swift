@@ -21,7 +21,7 @@ import FoundationNetworking
 extension ImageDownloaderOperation {
     /// `transfer`'s attempt failed with `error`: retry after a backoff wait, or end the operation with `error`.
     func retryOrFinish(_ transfer: any TransportTransfer, _ error: ImageDownloaderError, cancelTransfer: Bool) {
-        guard let policy = settings.retryPolicy else {
+        guard let policy = transferOptions.retryPolicy else {
             finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
             return
         }

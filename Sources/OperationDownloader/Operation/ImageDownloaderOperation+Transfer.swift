@@ -14,14 +14,14 @@ extension ImageDownloaderOperation: TransferClient {
     /// The transport of this operation: the downloader's (from the context), else one on the session given to
     /// `init`, else one owning a session of its own (invalidated when the operation finishes).
     private func resolveTransport() -> any DownloadTransport {
-        if let transport = context.downloader?.transport { return transport }
+        if let transport = transferOptions.plumbing?.resources.transport { return transport }
         if let resolved = modifyState({ $0.transport }) { return resolved }  // a later attempt
         let made: any DownloadTransport
         if let givenSession {
             made = URLSessionTransport(borrowing: givenSession)
         } else {
             made = URLSessionTransport(
-                configuration: URLSessionTransport.standaloneConfiguration(idleTimeout: settings.idleTimeout),
+                configuration: URLSessionTransport.standaloneConfiguration(idleTimeout: transferOptions.idleTimeout),
                 delegateQueueName: "OperationDownloader.operation-session")
         }
         let owned = givenSession == nil
@@ -39,7 +39,7 @@ extension ImageDownloaderOperation: TransferClient {
         // Refused before anything is sent: a request without a URL is a fatal error inside corelibs, and a host
         // the transport cannot reach fails with an unexplained code. (The downloader checked its requests already.)
         let refusal: ImageDownloaderError? = request.url.map { url in
-            context.downloader == nil ? transport?.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
+            transferOptions.plumbing == nil ? transport?.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
         } ?? .invalidURL
         if let refusal {
             modifyStateAndRunActions {
@@ -49,21 +49,21 @@ extension ImageDownloaderOperation: TransferClient {
             return
         }
         let transferRequest = TransferRequest(
-            urlRequest: request, allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
-            priority: TransferRequest.priority(for: queuePriority), idleTimeout: settings.idleTimeout,
-            maximumResponseSize: settings.maximumResponseSize)
+            urlRequest: request, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
+            priority: TransferRequest.priority(for: queuePriority), idleTimeout: transferOptions.idleTimeout,
+            maximumResponseSize: transferOptions.maximumResponseSize)
         let transfer: any TransportTransfer = if let transport {
             transport.makeTransfer(transferRequest, client: self)
         } else {
             DataURLTransfer(request: transferRequest, client: self)
         }
         let timeouts = TransferTimeouts(
-            monitor: deadlineMonitor, idle: settings.idleTimeout, maximumDuration: settings.maximumDownloadDuration)
-        let attempt = Attempt(transfer: transfer, timeouts: timeouts, sniffs: settings.sniffsBody)
+            monitor: deadlineMonitor, idle: transferOptions.idleTimeout, maximumDuration: transferOptions.maximumDownloadDuration)
+        let attempt = Attempt(transfer: transfer, timeouts: timeouts, sniffs: transferOptions.sniffsBody)
         // A cancel while starting ends the download and cancels the transfer (a URLSession task exists already).
         guard let reports = modifyStateAndRunActions({ $0.beginAttempt(attempt) }) else { return }
         if first {
-            if settings.mayDecodeProgressively { startProgressiveDecoding() }
+            if transferOptions.mayDecodeProgressively { startProgressiveDecoding() }
             if reports { callers.reportProgress(0, -1) }
             callers.post([.imageDownloadStart], object: self)
         }
@@ -108,14 +108,14 @@ extension ImageDownloaderOperation: TransferClient {
                 return
             }
         }
-        if let modifier = context.responseModifier {
+        if let modifier = transferOptions.responseModifier {
             guard let modified = modifier.modifiedResponse(with: response.urlResponse) else {
                 finish(error: ImageDownloaderError.invalidDownloadResponse, cancelTransfer: true)
                 return
             }
             if modified !== response.urlResponse { response = TransportResponse(modified) }
         }
-        let limit = settings.maximumResponseSize
+        let limit = transferOptions.maximumResponseSize
         let delivered = response
         guard let checked = modifyState({
             $0.responseArrived(
@@ -155,7 +155,7 @@ extension ImageDownloaderOperation: TransferClient {
             finish(error: ImageDownloaderError.badImageData(.notAnImage(what)), cancelTransfer: true)
             return
         }
-        let limit = settings.maximumResponseSize
+        let limit = transferOptions.maximumResponseSize
         let now = deadlineMonitor.now()
         // Over the limit, the machine ends the download (`.responseTooLarge`).
         let verdict = modifyStateAndRunActions { $0.bytesArrived(bytes, from: transfer, now: now, limit: limit) }
@@ -169,9 +169,9 @@ extension ImageDownloaderOperation: TransferClient {
     private func sniff(
         _ bytes: UnsafeRawBufferPointer, data: Data?, from transfer: any TransportTransfer
     ) -> BodySniffer.Verdict? {
-        guard settings.sniffsBody else { return nil }
+        guard transferOptions.sniffsBody else { return nil }
         guard var pending = modifyState({ $0.snifferToFeed(transfer) }) else { return nil }
-        let coders = settings.codersManager
+        let coders = transferOptions.codersManager
         // The sniffer keeps at most `maximumPrefix` bytes: only those are copied from a transport's buffer.
         let chunk = data ?? Data(UnsafeRawBufferPointer(rebasing: bytes.prefix(BodySniffer.maximumPrefix)))
         let verdict = pending.feed(chunk) { coders.coders }
@@ -184,7 +184,7 @@ extension ImageDownloaderOperation: TransferClient {
         _ transfer: any TransportTransfer, willRedirect response: HTTPURLResponse, to request: URLRequest
     ) -> URLRequest? {
         let now = deadlineMonitor.now()
-        let downloaderTransport = context.downloader?.transport
+        let downloaderTransport = transferOptions.plumbing?.resources.transport
         let found = modifyState {
             $0.redirectProposed(transfer, now: now, downloaderTransport: downloaderTransport)
         }
@@ -213,7 +213,7 @@ extension ImageDownloaderOperation: TransferClient {
     }
 
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics) {
-        let minimumBodySize = settings.maximumResponseSize &+ 1  // what a transport's size limit reports at least
+        let minimumBodySize = transferOptions.maximumResponseSize &+ 1  // what a transport's size limit reports at least
         // The transfer is over: its clocks stop (decoding never counts against a timeout).
         guard let ended = modifyStateAndRunActions({
             $0.transferCompleted(transfer, metrics: metrics, minimumBodySize: minimumBodySize)

@@ -32,13 +32,16 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
 
     let originalRequest: URLRequest
     let options: ImageDownloaderOptions
-    /// The downloader's settings merged with the first caller's (or the caller's alone, without a downloader).
+    /// The context given to `init` (the downloader's settings filled in under the first caller's): read only for
+    /// callers added without a context of their own (`addHandlers(forProgress:completed:)`).
     let context: ImageDownloaderContext
-    /// Timeouts, limits, queues: resolved once from the context (the defaults live in `DownloadSettings`).
-    let settings: DownloadSettings
+    /// Everything this transfer runs with, resolved once from the context (Downloader/ResolvedOptions.swift,
+    /// where the defaults live).
+    let transferOptions: TransferOptions
     let callers: CallbackFanOut
     /// The HTTP cache (`.useURLCache`, `.ignoreCachedResponse`) and cookies (`.handleCookies`) for this download.
     let httpTransaction: HTTPCacheTransaction
+    /// The downloader's timer, or the shared one (`transferOptions.deadlineMonitor`, read once).
     let deadlineMonitor: DeadlineMonitor
     /// The session given to `init` (the downloader's), used when no transport came with the context.
     let givenSession: URLSession?
@@ -46,27 +49,28 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// Cancelled with the operation: a final decode waiting for the decode memory budget stops waiting.
     let decodeCancellation = ImageDecodingCancellation()
 
-    /// `session` is borrowed (the downloader's); with `nil` the operation creates and owns one.
+    /// `session` is borrowed (the downloader's); with `nil` the operation creates and owns one. `context`: the
+    /// settings of this download (nil fields take the defaults of Docs/Options.md); the downloader passes the
+    /// first caller's with its own settings filled in.
     public required init(
         request: URLRequest, session: URLSession?, options: ImageDownloaderOptions, context: ImageDownloaderContext?
     ) {
         // Stored first and read back from storage below: the one copy a borrowed context needs.
         self.context = context ?? ImageDownloaderContext()
-        let settings = DownloadSettings(options: options, context: self.context)
+        let transfer = TransferOptions(options: options, context: self.context)
         self.originalRequest = request
         self.givenSession = session
         self.options = options
-        self.settings = settings
-        let downloader = self.context.downloader
-        self.deadlineMonitor = downloader?.deadlineMonitor ?? .shared
+        self.transferOptions = transfer
+        self.deadlineMonitor = transfer.deadlineMonitor
         self.callers = CallbackFanOut(
-            callbackQueue: settings.callbackQueue, postsNotifications: settings.postsNotifications, url: request.url,
-            memoryCache: self.context.memoryCacheWriter)
+            callbackQueue: transfer.callbackQueue, postsNotifications: transfer.postsNotifications, url: request.url,
+            memoryCache: transfer.plumbing?.memoryCache)
         self.state = Locked(DownloadStateMachine(metrics: ImageDownloadMetrics(queuedAt: Date())))
         self.httpTransaction = HTTPCacheTransaction(
-            request: request, cache: self.context.httpCache, useURLCache: options.contains(.useURLCache),
-            ignoreCachedResponse: options.contains(.ignoreCachedResponse), handleCookies: options.contains(.handleCookies),
-            revalidator: self.context.httpCacheRevalidator)  // [HTTP cache] background revalidation (stale-while-revalidate)
+            request: request, cache: transfer.httpCache, useURLCache: transfer.useURLCache,
+            ignoreCachedResponse: transfer.ignoresCachedResponse, handleCookies: transfer.handlesCookies,
+            revalidator: transfer.plumbing?.revalidator)  // [HTTP cache] background revalidation (stale-while-revalidate)
         super.init()
     }
 
@@ -165,31 +169,19 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         forProgress progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
         options: ImageDownloaderOptions, context callerContext: ImageDownloaderContext?
     ) -> AnyObject? {
-        let record: CallbackRecord
-        if let caller = callerContext {
-            let variant = resolved(caller.variant ?? ImageVariant(options: options, context: caller))
-            record = CallbackRecord(
-                progress: progress, completed: completed, queue: caller.callbackQueue ?? callers.callbackQueue,
-                variant: variant, transformer: caller.transformer,
-                allowsIncompleteImages: caller.allowsIncompleteImages ?? context.allowsIncompleteImages ?? false,
-                wantsPartialImages: options.contains(.progressiveLoad), memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: caller.cacheIdentifier))
+        let caller = if let callerContext {
+            CallerOptions(options: options, context: callerContext, defaults: transferOptions.callerDefaults)
         } else {
-            let variant = resolved(ImageVariant(options: self.options, context: context))
-            record = CallbackRecord(
-                progress: progress, completed: completed, queue: callers.callbackQueue, variant: variant,
-                transformer: context.transformer, allowsIncompleteImages: context.allowsIncompleteImages ?? false,
-                wantsPartialImages: self.options.contains(.progressiveLoad), memoryCacheIdentifier: variant.additionalIdentifier(cacheIdentifier: context.cacheIdentifier))
+            CallerOptions(options: self.options, context: context, defaults: transferOptions.callerDefaults)
         }
-        return add(record)
+        return addCaller(progress: progress, completed: completed, caller: caller)
     }
 
-    /// `variant` with the operation's pixel limit where it sets none, so equal decodes compare equal.
-    private func resolved(_ variant: ImageVariant) -> ImageVariant {
-        guard var decoding = variant.decoding, decoding.maximumPixelCount == nil else { return variant }
-        decoding.maximumPixelCount = context.maximumPixelCount ?? ImageDecodingOptions.defaultMaximumPixelCount
-        var copy = variant
-        copy.decoding = decoding
-        return copy
+    /// Adds a caller whose settings are resolved already (the downloader's, for this class itself).
+    func addCaller(
+        progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?, caller: CallerOptions
+    ) -> AnyObject? {
+        add(CallbackRecord(progress: progress, completed: completed, caller: caller))
     }
 
     private func add(_ record: CallbackRecord) -> AnyObject? {
@@ -334,7 +326,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     }
 
     private func beginBackgroundTaskIfNeeded() {
-        guard options.contains(.continueInBackground), let provider = BackgroundTasks.provider else { return }
+        guard transferOptions.continuesInBackground, let provider = BackgroundTasks.provider else { return }
         let id = provider.beginBackgroundTask { [weak self] in self?.cancel() }
         guard let id else { return }
         modifyState { $0.setBackgroundTask((provider, id)) }

@@ -14,12 +14,14 @@ protocol DownloadOperationHandle: AnyObject, Sendable {
     /// The `Operation` the queue runs, callers' tokens expose, and notifications carry.
     var operation: any ImageDownloaderOperationProtocol { get }
 
-    /// Adds a caller with its options and (resolved) context: its cancel token, or nil when the operation no
-    /// longer takes callers (finished, cancelled, its last caller left, or a custom class refusing): the
-    /// downloader then publishes a new operation. The caller's complete image is memory-cached before it runs.
+    /// Adds a caller with its options, its resolved settings (`caller`, ResolvedOptions.swift) and its own
+    /// `context` (for a class that reads contexts, filled with `caller`'s settings): its cancel token, or nil when
+    /// the operation no longer takes callers (finished, cancelled, its last caller left, or a custom class
+    /// refusing): the downloader then publishes a new operation. The caller's complete image is memory-cached
+    /// before it runs.
     func addCaller(
         progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
-        options: ImageDownloaderOptions, context: ImageDownloaderContext?
+        options: ImageDownloaderOptions, caller: CallerOptions, context: ImageDownloaderContext?
     ) -> AnyObject?
 
     /// Removes one caller (it gets `.cancelled` once). Returns whether it was the last, which cancelled the
@@ -48,11 +50,17 @@ extension DownloadOperationHandle {
 extension ImageDownloaderOperation: DownloadOperationHandle {
     var operation: any ImageDownloaderOperationProtocol { self }
 
+    /// This class itself takes the settings as the downloader resolved them; a subclass gets them through its
+    /// `addHandlers(forProgress:completed:options:context:)`, which it may override.
     func addCaller(
         progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
-        options: ImageDownloaderOptions, context: ImageDownloaderContext?
+        options: ImageDownloaderOptions, caller: CallerOptions, context: ImageDownloaderContext?
     ) -> AnyObject? {
-        addHandlers(forProgress: progress, completed: completed, options: options, context: context)
+        guard type(of: self) == ImageDownloaderOperation.self else {
+            return addHandlers(
+                forProgress: progress, completed: completed, options: options, context: caller.filling(context))
+        }
+        return addCaller(progress: progress, completed: completed, caller: caller)
     }
 
     func cancelCaller(_ token: AnyObject) -> Bool { cancel(token) }

@@ -14,6 +14,9 @@ import FoundationNetworking
 final class ForeignOperation: DownloadOperationHandle {
     let operation: any ImageDownloaderOperationProtocol
     private let memoryCache: MemoryCacheWriter?
+    /// The memory-cache identifiers written so far: the class answers its callers one by one, on any thread,
+    /// and each variant is written once (a handful at most, so an array).
+    private let written = Locked<[String]>([])
 
     init(_ operation: any ImageDownloaderOperationProtocol, memoryCache: MemoryCacheWriter?) {
         self.operation = operation
@@ -22,18 +25,26 @@ final class ForeignOperation: DownloadOperationHandle {
 
     func addCaller(
         progress: ImageDownloaderProgressHandler?, completed: ImageDownloaderCompletedHandler?,
-        options: ImageDownloaderOptions, context: ImageDownloaderContext?
+        options: ImageDownloaderOptions, caller: CallerOptions, context: ImageDownloaderContext?
     ) -> AnyObject? {
         var answer = completed
         if let memoryCache {
-            let variant = context?.variant ?? ImageVariant(options: options, context: context ?? ImageDownloaderContext())
-            let identifier = variant.additionalIdentifier(cacheIdentifier: context?.cacheIdentifier)
+            let identifier = caller.memoryCacheIdentifier
+            let written = self.written
             answer = { image, data, error, finished in
-                if finished, error == nil, let image { memoryCache.write(image, identifier: identifier) }
+                if finished, error == nil, let image, !image.isIncomplete {
+                    let first = written.withLock { written in
+                        if written.contains(identifier ?? "") { return false }
+                        written.append(identifier ?? "")
+                        return true
+                    }
+                    if first { memoryCache.write(image, identifier: identifier) }
+                }
                 completed?(image, data, error, finished)
             }
         }
-        return operation.addHandlers(forProgress: progress, completed: answer, options: options, context: context)
+        return operation.addHandlers(
+            forProgress: progress, completed: answer, options: options, context: caller.filling(context))
     }
 
     func cancelCaller(_ token: AnyObject) -> Bool { operation.cancel(token) }

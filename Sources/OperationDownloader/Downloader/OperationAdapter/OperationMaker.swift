@@ -46,17 +46,15 @@ struct OperationMaker: Sendable {
             + "a URLSession: set ImageDownloaderConfiguration.transport = .urlSession to use it"
     }
 
-    /// A new operation of `request` with the merged `context` (which it takes through `init`), the
-    /// configuration's per-operation settings, and `memoryCache`: the download's one writer.
+    /// A new operation of `request` with the filled `context` (which it takes through `init`; its plumbing
+    /// carries the download's one memory-cache writer) and the configuration's per-operation settings.
     func make(
         request: URLRequest, session: URLSession?, options: ImageDownloaderOptions,
-        context: consuming ImageDownloaderContext?, memoryCache: MemoryCacheWriter?,
-        configuration: ImageDownloaderConfiguration
+        context: consuming ImageDownloaderContext?, configuration: ImageDownloaderConfiguration
     ) -> any DownloadOperationHandle {
         let priority = ImageDownloader.priority(for: options)
         switch kind {
         case .native(let type):
-            context?.memoryCacheWriter = memoryCache
             let operation = type.init(request: request, session: session, options: options, context: context)
             // A fresh operation of this class already has the defaults: only what differs is set (each setter
             // takes the operation's lock, and the queue priority's notifies observers).
@@ -69,6 +67,12 @@ struct OperationMaker: Sendable {
             if priority != .normal { operation.queuePriority = priority }
             return operation
         case .foreign(let type):
+            // The wrapper writes the memory cache; the class gets the rest of the plumbing, as any context.
+            let memoryCache = context?.plumbing?.memoryCache
+            if let plumbing = context?.plumbing {
+                context?.plumbing = DownloadPlumbing(
+                    resources: plumbing.resources, memoryCache: nil, revalidator: plumbing.revalidator)
+            }
             let operation = type.init(request: request, session: session, options: options, context: context)
             operation.credential = configuration.effectiveCredential
             operation.minimumProgressInterval = configuration.minimumProgressInterval

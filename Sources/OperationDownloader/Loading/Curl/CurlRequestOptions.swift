@@ -46,7 +46,7 @@ enum CurlRequestOptions {
         // Timeouts: the operation enforces the idle timeout and maximumDownloadDuration precisely; these are
         // libcurl's backstops (a connect that takes longer than the idle timeout is idle time too), 5 s later than
         // the operation's own, so the operation's timer fires first on a machine that is not overloaded.
-        let idle = DownloadSettings.backstopTimeout(idle: transfer.idleTimeout, margin: DownloadSettings.curlBackstopMargin)
+        let idle = TransportBackstop.timeout(idle: transfer.idleTimeout, margin: TransportBackstop.curlMargin)
         easy.set(CCURLOPT_CONNECTTIMEOUT_MS, Int(min(idle * 1000, Double(Int32.max)).rounded(.up)))
         easy.set(CCURLOPT_LOW_SPEED_LIMIT, 1)
         easy.set(CCURLOPT_LOW_SPEED_TIME, Int(min(idle, 86_400).rounded(.up)))

@@ -56,7 +56,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         self.client = client
         self.sessionDelegate = sessionDelegate
         var urlRequest = request.urlRequest
-        let backstop = DownloadSettings.backstopTimeout(idle: request.idleTimeout)
+        let backstop = TransportBackstop.timeout(idle: request.idleTimeout)
         if urlRequest.timeoutInterval != backstop { urlRequest.timeoutInterval = backstop }
         let task = session.dataTask(with: urlRequest)
         // corelibs stores the priority but libcurl does not use it; set it anyway (Apple uses it).

@@ -45,7 +45,7 @@ final class URLSessionTransport: DownloadTransport, @unchecked Sendable {  // im
     /// The configuration of a session an operation owns when it runs without a downloader.
     static func standaloneConfiguration(idleTimeout: TimeInterval) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.default
-        configuration.timeoutIntervalForRequest = DownloadSettings.backstopTimeout(idle: idleTimeout)
+        configuration.timeoutIntervalForRequest = TransportBackstop.timeout(idle: idleTimeout)
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieStorage = nil
