@@ -74,21 +74,22 @@ public final class AutoPurgingImageCache: ImageRequestCache, @unchecked Sendable
             let (needed, overflow) = usage.addingReportingOverflow(cost)
             guard overflow || needed > memoryCapacity else { return }
             let target = preferredMemoryUsageAfterPurge > cost ? preferredMemoryUsageAfterPurge - cost : 0
-            for (identifier, entry) in entries.sorted(by: { $0.value.lastAccess < $1.value.lastAccess }) {
-                if usage <= target { break }
-                entries[identifier] = nil
-                usage -= entry.cost
-            }
+            evictLeastRecentlyUsed(untilUsageAtMost: target, countAtMost: .max)
         }
     }
 
     /// Under `lock`: drops least recently used images until usage is at most the preferred size and the count
-    /// at most three quarters of `countLimit` (a purge sorts every entry: it must not run on every insertion).
+    /// at most three quarters of `countLimit`.
     private func purge() {
-        let preferredCount = countLimit - countLimit / 4
+        evictLeastRecentlyUsed(untilUsageAtMost: preferredMemoryUsageAfterPurge, countAtMost: countLimit - countLimit / 4)
+    }
+
+    /// Under `lock`: drops images, least recently accessed first, until both bounds hold (it sorts every entry:
+    /// it must not run on every insertion).
+    private func evictLeastRecentlyUsed(untilUsageAtMost bytes: UInt64, countAtMost count: Int) {
         let oldestFirst = entries.sorted { $0.value.lastAccess < $1.value.lastAccess }
         for (identifier, entry) in oldestFirst {
-            if usage <= preferredMemoryUsageAfterPurge && entries.count <= preferredCount { break }
+            if usage <= bytes && entries.count <= count { break }
             entries[identifier] = nil
             usage -= entry.cost
         }
