@@ -101,10 +101,14 @@ import Testing
     @Test func aCanvasLargerThanTheWholeBudgetIsATypedError() throws {
         let budget = ImageDecodingBudget(limitBytes: Self.mib)
         let png = try Self.png(width: 800, height: 600)
+        // The refused decode allocates nothing, so the memory cache is not asked to make room for it.
+        let heard = Mismatches()
+        var options = ImageDecodingOptions(decodingBudget: budget)
+        options.willAllocateImage = DecodeAllocationHook { heard.add($0) }
         #expect(throws: ImageDecodingError.exceedsDecodingBudget(width: 800, height: 600, bytes: 800 * 600 * 4, budgetBytes: Self.mib)) {
-            try ImageCodersManager.shared.decode(png, options: ImageDecodingOptions(decodingBudget: budget))
+            try ImageCodersManager.shared.decode(png, options: options)
         }
-        #expect(budget.reservedBytes == 0)
+        #expect(budget.reservedBytes == 0 && heard.all.isEmpty)
     }
 
     /// JPEG shrinks while loading (DCT scaling), so a thumbnail of a canvas larger than the budget decodes.

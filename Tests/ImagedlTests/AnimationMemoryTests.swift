@@ -1,6 +1,7 @@
 import Foundation
 @testable import ImagedlCore
 import TestImages
+import TestRequirements
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +14,7 @@ import Glibc
 /// bytes (under 1 MiB, held by the transfer and the animation), the decode's working canvases (the packed
 /// canvas, one frame's indices and the poster's bytes: about 9 MiB) and the memory cache's copy of the poster,
 /// with room for allocator slack. Every frame held at once, as the eager decoder did, is 458 MiB.
-@Suite(.serialized) struct AnimationMemoryTests {
+@Suite(.serialized, .offThePool) struct AnimationMemoryTests {
     static let boundBytes = 48 << 20
 
     @Test func bigGIFDownloadStaysNearThePosterAndCompressedBytes() async throws {

@@ -5,7 +5,7 @@ import TestRequirements
 @testable import ImagedlCore
 
 /// `imagedl decode` dumps sRGB unless `--keep-color-profile`, and its JSON says what colour management did.
-@Suite(.serialized) struct DecodeColorProfileTests {
+@Suite(.serialized, .offThePool) struct DecodeColorProfileTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Support/DecoderFixtures/color_displayp3.png").path
 

@@ -4,7 +4,7 @@ import Testing
 import TestRequirements
 @testable import ImagedlCore
 
-@Suite struct DecodeJSONTests {
+@Suite(.offThePool) struct DecodeJSONTests {
     static let keys = ["file", "format", "width", "height", "frames", "duration", "orientation", "color",
                        "color_detail", "icc_profile_bytes", "incomplete", "error"]
 

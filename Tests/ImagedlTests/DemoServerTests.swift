@@ -2,10 +2,11 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
-@Suite struct DemoServerTests {
+@Suite(.offThePool) struct DemoServerTests {
     /// GET with URLSession, waiting at most 20 s (only to avoid a hang).
     private func fetch(_ url: URL) async throws -> (Data, HTTPURLResponse) {
         let configuration = URLSessionConfiguration.ephemeral

@@ -1,10 +1,11 @@
 import Decoding
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// `imagedl URL...` end to end against the tool's own loopback server: success, 404, timeout, and Ctrl-C.
-@Suite struct DownloadCommandTests {
+@Suite(.offThePool) struct DownloadCommandTests {
     private static func server() throws -> LoopbackHTTPServer {
         try LoopbackHTTPServer(routes: [
             "/bounce.gif": .init(body: try DemoSamples.data(named: "bounce.gif"), contentType: "image/gif"),

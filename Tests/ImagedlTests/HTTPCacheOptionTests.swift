@@ -1,11 +1,12 @@
 import Decoding
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// `--http-cache DIR` end to end: a second run (a new downloader, so no memory cache) takes the image from
 /// the folder without a request, and the summary says "hit".
-@Suite struct HTTPCacheOptionTests {
+@Suite(.offThePool) struct HTTPCacheOptionTests {
     @Test func secondRunIsServedFromTheHTTPCache() throws {
         let gif = try DemoSamples.data(named: "bounce.gif")
         let server = try LoopbackHTTPServer(routes: [

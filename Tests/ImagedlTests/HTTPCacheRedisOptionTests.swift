@@ -1,10 +1,11 @@
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// `--http-cache redis://...`: parsed as the shared cache, never as a folder; other schemes are usage errors;
 /// single-flight waits are counted in the summary and the JSON.
-@Suite struct HTTPCacheRedisOptionTests {
+@Suite(.offThePool) struct HTTPCacheRedisOptionTests {
     @Test func redisURLIsTheSharedCache() throws {
         let options = try ParsedArguments.download(["--http-cache", "redis://alice:pw@10.0.0.7:6380/2", "http://a.test/1.png"])
         #expect(options.httpCacheRedisURL?.absoluteString == "redis://alice:pw@10.0.0.7:6380/2")

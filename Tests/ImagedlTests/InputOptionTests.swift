@@ -1,12 +1,13 @@
 import Decoding
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// `imagedl --input FILE` end to end against the tool's loopback server: every URL reported once (JSON in
 /// completion order, with attempts), bounded work in flight, comments and bad lines, and true streaming from a
 /// pipe (results arrive before the input ends).
-@Suite struct InputOptionTests {
+@Suite(.offThePool) struct InputOptionTests {
     /// Hands every finished record to a closure; nothing else.
     final class CallbackReporter: DownloadReporter, @unchecked Sendable {  // called on the command's queue only
         let onFinished: @Sendable (DownloadRecord) -> Void

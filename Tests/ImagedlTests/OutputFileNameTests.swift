@@ -1,11 +1,12 @@
 import Decoding
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// `--output` with `--json`: each object names the exact file written, and names never collide (same last path
 /// component, query strings, no extension, `--png` conversions, unsafe characters, files already there).
-@Suite struct OutputFileNameTests {
+@Suite(.offThePool) struct OutputFileNameTests {
     private static func jsonObjects(_ lines: [String]) throws -> [[String: Any]] {
         try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
     }

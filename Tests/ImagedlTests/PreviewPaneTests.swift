@@ -1,11 +1,12 @@
 import Decoding
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// `imagedl` downloads through the image-target API: each URL's `PreviewPane` receives the partial and final
 /// images, and failures still name the HTTP status and MIME type the server sent.
-@Suite struct PreviewPaneTests {
+@Suite(.offThePool) struct PreviewPaneTests {
     /// Keeps every call the command makes (all on the command's queue; read after `run()` returned).
     private final class RecordingReporter: DownloadReporter {
         var updates: [DownloadRecord] = []

@@ -1,11 +1,12 @@
 import Decoding
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// `imagedl --retry N` retries through the downloader (issue 16): `--json`'s `attempts` counts the requests the
 /// server answered, a failure worth retrying is tried N more times, a 404 never is.
-@Suite struct RetryCommandTests {
+@Suite(.offThePool) struct RetryCommandTests {
     private static func run(retry: Int, server: LoopbackHTTPServer) -> [[String: Any]] {
         var options = DownloadOptions()
         options.urls = [server.url("/flaky.gif"), server.url("/down.gif"), server.url("/missing.gif")]

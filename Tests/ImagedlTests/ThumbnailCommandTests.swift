@@ -1,11 +1,12 @@
 import Decoding
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// `imagedl thumbnail` end to end: files and loopback URLs in, one file per input out, `--json` naming
 /// each file, unique names, orientation, fill, formats, and per-input errors.
-@Suite(.serialized) struct ThumbnailCommandTests {
+@Suite(.serialized, .offThePool) struct ThumbnailCommandTests {
     /// A fresh folder under the temporary directory, removed by the caller's `defer`.
     private static func folder() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("imagedl-thumb-\(UUID().uuidString)")

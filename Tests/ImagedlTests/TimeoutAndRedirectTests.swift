@@ -1,12 +1,13 @@
 import Decoding
 import Foundation
+import TestRequirements
 import Testing
 @testable import ImagedlCore
 
 /// imagedl as curl users expect it (issue 20, point 7): `--timeout` is an idle timeout (a slow but steady
 /// download succeeds, however long it takes), `--max-time` caps the whole transfer (curl's `-m`), and a
 /// redirect loop says "too many redirects (20)".
-@Suite struct TimeoutAndRedirectTests {
+@Suite(.offThePool) struct TimeoutAndRedirectTests {
     private static func run(_ options: DownloadOptions) -> [[String: Any]] {
         var options = options
         options.json = true

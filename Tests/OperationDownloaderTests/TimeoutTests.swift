@@ -181,7 +181,8 @@ final class BlockingCoder: ImageCoder, @unchecked Sendable {  // `lock` guards t
             return waiters
         }
         waiting.forEach { $0.resume() }
-        _ = proceed.wait(timeout: .now() + 60)
+        // A bound against hangs only, well past the minute a busy cooperative pool can delay the test's signal.
+        _ = proceed.wait(timeout: .now() + 300)
         return try base.decode(data, options: options)
     }
 }

@@ -38,7 +38,6 @@ final class DecodeBudgetScope: @unchecked Sendable {  // `lock` guards `reservat
         if lock.withLock({ reservation != nil }) { return }
         let estimate = Self.estimate(format: format, width: width, height: height,
                                      workingCanvases: workingCanvases, options: options)
-        options.willAllocateImage.call?(estimate.imageBytes)
         let limit = budget.limitBytes
         if estimate.bytes > limit {
             throw ImageDecodingError.exceedsDecodingBudget(
@@ -53,6 +52,8 @@ final class DecodeBudgetScope: @unchecked Sendable {  // `lock` guards `reservat
             throw ImageDecodingError.decodingBudgetBusy(bytes: estimate.bytes, budgetBytes: limit)
         }
         lock.withLock { reservation = granted }
+        // Only a decode that goes ahead makes room (the memory cache evicts for it); a refused one leaves all.
+        options.willAllocateImage.call?(estimate.imageBytes)
     }
 
     func release() {
