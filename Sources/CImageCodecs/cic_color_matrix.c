@@ -23,8 +23,8 @@ struct cic_matrix_transform {
 };
 
 // Below this many pixels a call may not repay warming the pair tables (384 KB plus 4 bytes per output index,
-// about 540 KB for Display P3: up to 8,500 cache lines when cold) and takes the 12 KB term tables instead. libjpeg hands over one to four rows at a time, so images from
-// about 512 pixels wide take the pair path.
+// about 540 KB for Display P3: up to 8,500 cache lines when cold) and takes the 12 KB term tables instead.
+// libjpeg hands over one to four rows at a time, so images from about 512 pixels wide take the pair path.
 #define CIC_PAIR_MIN_PIXELS 1024
 
 // Whether input channel 2 (B) adds the same to outputs 0 and 1 (R', G') at every byte value: then those two

@@ -139,15 +139,14 @@ final class FixtureServer: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         // Asynchronous control calls: a synchronous one would hold a thread of the cooperative pool (two, on two
         // cores) for every look, while the tasks that should make the requests arrive wait for a thread.
-        var log = await loggedRequests(tag: tag, sourceLocation: sourceLocation)
-        while !satisfied(log) && Date() < deadline && startupFailure == nil {
+        // The clock is read before the log, so the last read always starts after the deadline: a read made
+        // earlier can reach this task late, when the cooperative pool was busy, and must not be the one judged.
+        var log: [LoggedRequest]
+        while true {
+            let late = Date() >= deadline
+            log = await loggedRequests(tag: tag, sourceLocation: sourceLocation)
+            if satisfied(log) || late || startupFailure != nil { break }
             try? await Task.sleep(nanoseconds: 20_000_000)
-            log = await loggedRequests(tag: tag, sourceLocation: sourceLocation)
-        }
-        // A log read before the deadline can reach this task after it, when the cooperative pool was busy
-        // meanwhile: judge by one read made now.
-        if !satisfied(log) && startupFailure == nil {
-            log = await loggedRequests(tag: tag, sourceLocation: sourceLocation)
         }
         if !satisfied(log) {
             let ended = log.filter { $0.finished != nil }.count
