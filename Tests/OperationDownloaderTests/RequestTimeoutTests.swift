@@ -95,23 +95,44 @@ import Testing
     }
 
     /// The backstop lives only in the data task's own request (read when the start is posted: the task
-    /// exists by then, issue 20 point 3).
-    @Test func theURLSessionBackstopStaysInsideTheTasksRequest() async throws {
+    /// exists by then, issue 20 point 3). A request the downloader made from a URL never had its timeout
+    /// assigned, so corelibs arms the session's request timeout, already the backstop: the transfer leaves the
+    /// request alone (no copy). With another idle timeout than the session's, or a request a modifier returned,
+    /// the transfer assigns the backstop.
+    @Test(arguments: [
+        (context: nil, modifier: false, backstop: 302.0, assigned: false),
+        (context: 5, modifier: false, backstop: 305, assigned: true),
+        (context: nil, modifier: true, backstop: 302, assigned: true),
+    ] as [(context: TimeInterval?, modifier: Bool, backstop: TimeInterval, assigned: Bool)])
+    func theURLSessionBackstopStaysInsideTheTasksRequest(
+        _ example: (context: TimeInterval?, modifier: Bool, backstop: TimeInterval, assigned: Bool)
+    ) async throws {
         let (downloader, queue) = makeDownloader(.urlSession) { $0.downloadTimeout = 2 }
+        if example.modifier { downloader.requestModifier = TimeoutRecorder() }
         let tag = newTag()
-        let taskTimeout = Locked<TimeInterval?>(nil)
+        let taskRequest = Locked<URLRequest?>(nil)
         let observer = NotificationCenter.default.addObserver(forName: .imageDownloadStart, object: nil, queue: nil) { note in
             guard let operation = note.object as? ImageDownloaderOperation,
                   operation.request?.url?.absoluteString.contains(tag) == true else { return }
-            taskTimeout.withLock { $0 = operation.dataTask?.originalRequest?.timeoutInterval }
+            taskRequest.withLock { $0 = operation.dataTask?.originalRequest }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
         let recorder = DownloadRecorder()
-        let token = downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)"), completed: recorder.completed)
+        let token = downloader.downloadImage(
+            server.url("/images/tiny.png?tag=\(tag)"), context: ImageDownloaderContext(downloadTimeout: example.context),
+            completed: recorder.completed)
         await recorder.waitForCompletion()
         await drain(queue)
-        #expect(token?.request?.timeoutInterval == 2)
-        #expect(taskTimeout.current == TransportBackstop.timeout(idle: 2))
-        #expect(taskTimeout.current == 302)
+        let idle = example.context ?? 2
+        #expect(token?.request?.timeoutInterval == idle)
+        let request = try #require(taskRequest.current)
+        #expect(TransportBackstop.timeout(idle: idle) == example.backstop)
+        #if canImport(FoundationNetworking)
+        // Unassigned, the request keeps the caller's timeout and corelibs arms the session's (2 s idle: 302),
+        // as CorelibsRequestTimeoutTests shows.
+        #expect(request.timeoutInterval == (example.assigned ? example.backstop : idle))
+        #else
+        #expect(request.timeoutInterval == example.backstop)
+        #endif
     }
 }

@@ -68,7 +68,7 @@ extension ImageDownloader {
                 let timeoutOverride = modified && prepared.timeoutInterval != idle ? prepared.timeoutInterval : nil
                 let handle = makeOperation(
                     request: prepared, cacheRequest: request, options: options, context: context,
-                    downloadTimeout: timeoutOverride)
+                    downloadTimeout: timeoutOverride, madeFromURL: plain && !modified)
                 made = (handle, prepared)
             }
             guard let (handle, prepared) = made else { break }

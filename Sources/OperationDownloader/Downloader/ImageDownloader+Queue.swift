@@ -76,18 +76,20 @@ extension ImageDownloader {
     /// Creates the operation (of the configured class: `OperationMaker`) with the caller's context filled by the
     /// downloader's settings and plumbing (`ImageDownloaderContext.fill`, ResolvedOptions.swift), so any
     /// operation class gets them through `init`. `cacheRequest`: the caller's request, the memory cache's key.
-    /// `downloadTimeout`: the request modifier's timeout, when it changed the download's.
+    /// `downloadTimeout`: the request modifier's timeout, when it changed the download's. `madeFromURL`: the
+    /// request is `prepareRequest`'s own, built from a URL and left alone by any modifier.
     func makeOperation(
         request: URLRequest, cacheRequest: URLRequest, options: ImageDownloaderOptions,
-        context: ImageDownloaderContext?, downloadTimeout: TimeInterval?
+        context: ImageDownloaderContext?, downloadTimeout: TimeInterval?, madeFromURL: Bool = false
     ) -> any DownloadOperationHandle {
         let configuration = storedConfiguration
         let memoryCache = configuration.imageCache.map { MemoryCacheWriter(cache: $0, request: cacheRequest) }
         let (responseModifier, decryptor) = lock.withLock { (storedResponseModifier, storedDecryptor) }
         let usesHTTPCache = options.contains(.useURLCache) && (context?.httpCache ?? configuration.httpCache) != nil
         // [HTTP cache] stale-while-revalidate starts its background download through this downloader.
-        let plumbing = DownloadPlumbing(
+        var plumbing = DownloadPlumbing(
             resources: resources, memoryCache: memoryCache, revalidator: usesHTTPCache ? .downloader(self) : nil)
+        plumbing.requestTimeoutIsUnset = madeFromURL
         var filled: ImageDownloaderContext? = context ?? ImageDownloaderContext()
         filled?.fill(
             by: configuration, callbackQueue: callbackQueue, responseModifier: responseModifier, decryptor: decryptor,

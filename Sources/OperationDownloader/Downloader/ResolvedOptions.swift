@@ -40,9 +40,12 @@ struct DownloadPlumbing: Sendable {
     /// The downloader's transport and timer (one reference, so copies stay cheap).
     let resources: DownloaderResources
     /// Writes this download's images to the downloader's memory cache (nil without one).
-    let memoryCache: MemoryCacheWriter?
+    var memoryCache: MemoryCacheWriter?
     /// Starts background revalidations for stale-while-revalidate; set only with `.useURLCache` and a cache.
     let revalidator: HTTPCacheRevalidator?
+    /// The request was made by the downloader from a URL and no request modifier changed it, so its
+    /// `timeoutInterval` was never assigned (`TransferRequest.timeoutIntervalIsUnset`).
+    var requestTimeoutIsUnset = false
 }
 
 /// One transfer's settings, resolved once when its operation is made (Docs/Options.md, "Per transfer or per

@@ -8,7 +8,7 @@ import Decoding
 /// Results are computed on first request and kept until the operation answers its callers: a caller never
 /// waits for a variant nobody asked for. Progressive downloads hand in the images their incremental decoders
 /// finished, so those variants are not decoded again.
-final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; decoding runs outside it on one queue at a time
+final class FinalImages: @unchecked Sendable {  // `results` is lock-guarded (`Locked`); decoding runs outside it on one queue at a time
     typealias Outcome = Result<DecodedImage, any Error>
 
     let data: Data
@@ -20,9 +20,11 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
     private let cancellation: ImageDecodingCancellation?
     /// Told the bytes of each image before it is decoded (the memory cache makes room for it).
     private let makeRoom: (@Sendable (Int) -> Void)?
-    private let lock = NSLock()
-    private var decoded: [ImageVariant.Decoding: Outcome]
-    private var transformed: [ImageVariant: Outcome] = [:]
+    private struct Results {
+        var decoded: [ImageVariant.Decoding: Outcome]
+        var transformed: [ImageVariant: Outcome] = [:]
+    }
+    private let results: Locked<Results>
 
     init(
         data: Data, url: URL?, manager: ImageCodersManager, maximumPixelCount: Int?,
@@ -35,7 +37,7 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
         self.url = url
         self.manager = manager
         self.maximumPixelCount = maximumPixelCount
-        self.decoded = finishedProgressively
+        self.results = Locked(Results(decoded: finishedProgressively))
     }
 
     /// Computes what `records` will be answered with (before the store closes, so the answers can go out at once).
@@ -65,7 +67,7 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
     }
 
     private func decode(_ decoding: ImageVariant.Decoding) -> Outcome {
-        if let known = lock.withLock({ decoded[decoding] }) { return known }
+        if let known = results.withLock({ $0.decoded[decoding] }) { return known }
         var options = decoding.options(url: url, defaultMaximumPixelCount: maximumPixelCount, cancellation: cancellation)
         options.willAllocateImage = DecodeAllocationHook(makeRoom)
         let outcome: Outcome
@@ -77,15 +79,15 @@ final class FinalImages: @unchecked Sendable {  // `lock` guards both caches; de
         } catch {
             outcome = .failure(Self.downloaderError(forDecoding: error, data: data, coders: manager.coders))
         }
-        lock.withLock { decoded[decoding] = outcome }
+        results.withLock { $0.decoded[decoding] = outcome }
         return outcome
     }
 
     private func transform(_ image: DecodedImage, variant: ImageVariant, with transformer: (any ImageTransformer)?) -> Outcome {
         guard let transformer else { return .success(image) }
-        if let known = lock.withLock({ transformed[variant] }) { return known }
+        if let known = results.withLock({ $0.transformed[variant] }) { return known }
         let outcome = Result { try transformer.transform(image) }
-        lock.withLock { transformed[variant] = outcome }
+        results.withLock { $0.transformed[variant] = outcome }
         return outcome
     }
 

@@ -51,7 +51,8 @@ extension ImageDownloaderOperation: TransferClient {
         let transferRequest = TransferRequest(
             urlRequest: request, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
             priority: TransferRequest.priority(for: queuePriority), idleTimeout: transferOptions.idleTimeout,
-            maximumResponseSize: transferOptions.maximumResponseSize)
+            maximumResponseSize: transferOptions.maximumResponseSize,
+            timeoutIntervalIsUnset: transferOptions.plumbing?.requestTimeoutIsUnset ?? false)
         let transfer: any TransportTransfer = if let transport {
             transport.makeTransfer(transferRequest, client: self)
         } else {

@@ -41,9 +41,9 @@ extension HTTPCacheTransaction {
             finishSharedFetch()
             return .proceed(start)
         }
-        let phase = sharedFetch.withLock { $0 }
+        let phase = state.withLock { $0.sharedFetch }
         if case .doneByAnother = phase {
-            sharedFetch.withLock { $0 = .settled }
+            state.withLock { $0.sharedFetch = .settled }
             // A revalidation (`.reloadRevalidatingCacheData`: a stale-while-revalidate refresh, or the caller's
             // own) that another process has just made: its fresh result is the answer, not a second request.
             // (Judged by the caller's request: the one sent carries the revalidation's own `max-age=0`.)
@@ -56,13 +56,13 @@ extension HTTPCacheTransaction {
         guard case .none = phase, sendsStoringRequest, let name = Self.flightName(for: request) else { return .proceed(start) }
         switch flights.begin(name) {
         case .lead(let lease):
-            sharedFetch.withLock { $0 = .leading(lease) }
+            state.withLock { $0.sharedFetch = .leading(lease) }
             return .proceed(start)
         case .wait(let wait):
-            sharedFetch.withLock { $0 = .waiting(wait) }
+            state.withLock { $0.sharedFetch = .waiting(wait) }
             return .wait(wait)
         case .bypass:
-            sharedFetch.withLock { $0 = .settled }
+            state.withLock { $0.sharedFetch = .settled }
             return .proceed(start)
         }
     }
@@ -77,12 +77,12 @@ extension HTTPCacheTransaction {
     /// Runs `resume` (off the caller's thread) when `wait` ends, with the outcome recorded: leading after a
     /// take-over, settled otherwise. The caller then calls `begin` again (or ends a cancelled download).
     func whenSharedFetchEnds(_ wait: HTTPCacheFlightWait, _ resume: @escaping @Sendable () -> Void) {
-        wait.notify { [sharedFetch] outcome in
-            sharedFetch.withLock { phase in
+        wait.notify { [state] outcome in
+            state.withLock { state in
                 switch outcome {
-                case .lead(let lease): phase = .leading(lease)
-                case .done: phase = .doneByAnother
-                case .gaveUp, .cancelled: phase = .settled
+                case .lead(let lease): state.sharedFetch = .leading(lease)
+                case .done: state.sharedFetch = .doneByAnother
+                case .gaveUp, .cancelled: state.sharedFetch = .settled
                 }
             }
             resume()
@@ -91,7 +91,7 @@ extension HTTPCacheTransaction {
 
     /// The download was cancelled while waiting: the wait ends now (`.cancelled`).
     func cancelSharedFetchWait() {
-        if case .waiting(let wait) = sharedFetch.withLock({ $0 }) { wait.cancel() }
+        if case .waiting(let wait) = state.withLock({ $0.sharedFetch }) { wait.cancel() }
     }
 
     /// After a response's disposition: the holder's lease ends once the response is known, except while the
@@ -103,8 +103,8 @@ extension HTTPCacheTransaction {
         case .proceed where sendsStoringRequest && acceptsStatus(statusCode): return
         default: break
         }
-        guard case .leading(let lease) = sharedFetch.withLock({ $0 }) else { return }
-        sharedFetch.withLock { $0 = .settled }
+        guard case .leading(let lease) = state.withLock({ $0.sharedFetch }) else { return }
+        state.withLock { $0.sharedFetch = .settled }
         guard let cache else { return lease.finish() }
         DispatchQueue.global().async {
             cache.waitForQueuedWrites()
@@ -114,9 +114,9 @@ extension HTTPCacheTransaction {
 
     /// The response is stored (or was not storable): the waiters read the cache.
     func finishSharedFetch() {
-        let lease: HTTPCacheFlightLease? = sharedFetch.withLock { phase in
-            guard case .leading(let lease) = phase else { return nil }
-            phase = .settled
+        let lease: HTTPCacheFlightLease? = state.withLock { state in
+            guard case .leading(let lease) = state.sharedFetch else { return nil }
+            state.sharedFetch = .settled
             return lease
         }
         lease?.finish()
@@ -125,9 +125,9 @@ extension HTTPCacheTransaction {
     /// The download ends (released): a lease still held means no response came, so a waiter takes over; a
     /// wait still running is cancelled.
     func abandonSharedFetch() {
-        let phase: SharedFetchPhase = sharedFetch.withLock { phase in
-            defer { phase = .settled }
-            return phase
+        let phase: SharedFetchPhase = state.withLock { state in
+            defer { state.sharedFetch = .settled }
+            return state.sharedFetch
         }
         switch phase {
         case .leading(let lease): lease.abandon()

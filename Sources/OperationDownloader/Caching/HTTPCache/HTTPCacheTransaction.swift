@@ -24,7 +24,7 @@ import FoundationNetworking
 ///
 /// Without `.useURLCache` (`useURLCache == false`) the cache is neither read nor written; without
 /// `.handleCookies` no cookie is sent or stored.
-final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarded by `lock`
+final class HTTPCacheTransaction: @unchecked Sendable {  // `state` is lock-guarded (`Locked`); the rest is immutable
     /// What `start()` does.
     enum Start {
         /// No request: deliver this stored response (metrics: `cached.source`, `cached.isStale`). A status
@@ -67,7 +67,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     let cookieStorage: HTTPCookieStorage
     let revalidator: HTTPCacheRevalidator?
 
-    private struct State {
+    struct State {
         var currentRequest: URLRequest
         /// The stored response this download may revalidate or fall back on (stale-if-error).
         var stored: CachedHTTPResponse?
@@ -80,16 +80,16 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         /// The result is a stored response standing in for an error: nothing is stored.
         var servedStoredResponse = false
         var refetches = 0
+        /// Fleet-wide single-flight on a shared cache (HTTPCacheTransaction+SharedFetch.swift).
+        var sharedFetch = SharedFetchPhase.none
+        /// The transport answered an authentication challenge with a credential (`authenticationAnswered()`).
+        var answeredChallenge = false
     }
 
-    private let lock = NSLock()
     /// The request as the downloader built it (before validators and cookies).
     let originalRequest: URLRequest
-    private var state: State
-    /// Fleet-wide single-flight on a shared cache (HTTPCacheTransaction+SharedFetch.swift).
-    let sharedFetch = Locked(SharedFetchPhase.none)
-    /// The transport answered an authentication challenge with a credential (`authenticationAnswered()`).
-    private let answeredChallenge = OnceFlag()
+    /// Everything that changes during the download, one lock for all of it.
+    let state: Locked<State>
 
     /// - Parameters:
     ///   - request: the request as the downloader built it (headers, modifier applied).
@@ -100,7 +100,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     init(request: URLRequest, cache: HTTPImageCache?, useURLCache: Bool, ignoreCachedResponse: Bool,
          handleCookies: Bool, cookieStorage: HTTPCookieStorage = .shared, revalidator: HTTPCacheRevalidator? = nil) {
         self.originalRequest = request
-        self.state = State(currentRequest: request)
+        self.state = Locked(State(currentRequest: request))
         self.cache = cache
         self.useURLCache = useURLCache
         self.ignoreCachedResponse = ignoreCachedResponse
@@ -115,7 +115,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     func begin(now: Date = Date(), acceptsStatus: @escaping @Sendable (Int) -> Bool = { (200..<300).contains($0) }) -> Start {
         var request = originalRequest
         if handleCookies { request = CookieHandling.addingCookies(to: request, from: cookieStorage, now: now) }
-        lock.withLock {
+        state.withLock { state in
             state.currentRequest = request
             state.requestDate = now
             state.acceptsStatus = acceptsStatus
@@ -128,7 +128,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         let plan = cache.plan(for: request, useURLCache: true, now: now)
         switch plan {
         case .serveFromCache(let stored) where stored.hasBody || !acceptsStatus(stored.statusCode):
-            lock.withLock { state.cachedBody = stored.data }
+            state.withLock { state in state.cachedBody = stored.data }
             return .serveFromCache(stored)
         case .serveFromCache:
             // Stored without its body, and this download wants the body of that status: ask the server.
@@ -136,7 +136,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
             return load(request, stored: nil, storesResponse: true, cache: cache)
         case .serveStaleAndRevalidate(let stale, let stored):
             if stale.hasBody || !acceptsStatus(stale.statusCode), startRevalidation(of: stored, cache: cache) {
-                lock.withLock { state.cachedBody = stale.data }
+                state.withLock { state in state.cachedBody = stale.data }
                 return .serveFromCache(stale)
             }
             // Nothing can revalidate in the background: revalidate now, as for any stale response.
@@ -165,7 +165,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         let added = stored != nil && ["If-None-Match", "If-Modified-Since"].contains { field in
             toSend.value(forHTTPHeaderField: field) != nil && originalRequest.value(forHTTPHeaderField: field) == nil
         }
-        lock.withLock {
+        state.withLock { state in
             state.currentRequest = toSend
             state.stored = stored
             state.addedValidators = added
@@ -206,7 +206,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
             request.setValue(originalRequest.value(forHTTPHeaderField: field), forHTTPHeaderField: field)
         }
         if handleCookies { request = CookieHandling.addingCookies(to: request, from: cookieStorage, now: now) }
-        lock.withLock {
+        state.withLock { state in
             state.currentRequest = request
             state.stored = nil
             state.addedValidators = false
@@ -233,7 +233,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
 
     private func plannedDisposition(_ response: HTTPURLResponse, now: Date) -> ResponseDisposition {
         storeCookies(from: response)
-        let current = lock.withLock { state }
+        let current = state.withLock { state in state }
         guard let cache, useURLCache else { return response.statusCode == 304 ? .notModified : .proceed }
         let request = current.currentRequest
         let method = (request.httpMethod ?? "GET").uppercased()
@@ -254,7 +254,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         }
         if HTTPFreshness.errorStatusCodes.contains(response.statusCode), let stored = current.stored, stored.hasBody,
            stored.mayServeStaleOnError(for: HTTPHeaderFields(request: request), now: now), let answer = answer(from: stored) {
-            lock.withLock { state.servedStoredResponse = true }
+            state.withLock { state in state.servedStoredResponse = true }
             return .serveFromCache(answer.served(at: now, stale: true))
         }
         if current.storesResponse, !current.acceptsStatus(response.statusCode) {
@@ -273,7 +273,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
         for field in ["If-None-Match", "If-Modified-Since"] {
             request.setValue(originalRequest.value(forHTTPHeaderField: field), forHTTPHeaderField: field)
         }
-        lock.withLock {
+        state.withLock { state in
             state.currentRequest = request
             state.addedValidators = false
             state.refetches += 1
@@ -288,28 +288,28 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     func failed(_ error: any Error, now: Date = Date()) -> CachedHTTPResponse? {
         let urlError = error as? URLError ?? URLError(.unknown)
         guard urlError.code != .cancelled else { return nil }
-        let current = lock.withLock { state }
+        let current = state.withLock { state in state }
         guard useURLCache, let stored = current.stored, stored.hasBody else { return nil }
         let request = HTTPHeaderFields(request: current.currentRequest)
         guard stored.mayServeStaleOnError(for: request, now: now)
             || (HTTPFreshness.isDisconnection(urlError) && HTTPFreshness.mayServeStaleWhenDisconnected(stored.rulesHeaders)),
               let answer = answer(from: stored) else { return nil }
-        lock.withLock { state.servedStoredResponse = true }
+        state.withLock { state in state.servedStoredResponse = true }
         return answer.served(at: now, stale: true)
     }
 
     /// Whether the request `begin` returned stores its response (a miss or a revalidation the policy stores).
-    var sendsStoringRequest: Bool { lock.withLock { state.storesResponse } }
+    var sendsStoringRequest: Bool { state.withLock { state in state.storesResponse } }
 
     /// The download's status validation (as given to `begin`).
     func acceptsStatus(_ statusCode: Int) -> Bool {
-        lock.withLock { state.acceptsStatus }(statusCode)
+        state.withLock { state in state.acceptsStatus }(statusCode)
     }
 
     /// The operation answered an authentication challenge with a credential: the response is one to an
     /// authorized request, which a shared cache stores only where RFC 9111 §3.5 allows.
     func authenticationAnswered() {
-        _ = answeredChallenge.claim()
+        state.withLock { state in state.answeredChallenge = true }
     }
 
     /// Whether `completed` can write to the cache at all (`.useURLCache` with a cache).
@@ -320,10 +320,10 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     /// only where RFC 9111 §3.5 allows).
     func completed(_ response: HTTPURLResponse, data: Data, now: Date = Date(), authenticated: Bool = false) {
         defer { finishSharedFetch() }
-        let current = lock.withLock { state }
+        let current = state.withLock { state in state }
         guard current.storesResponse, !current.servedStoredResponse, useURLCache, let cache, response.statusCode != 304 else { return }
         cache.store(response, data: data, for: storedRequest(current.currentRequest, response: response),
-                    requestDate: current.requestDate, responseDate: now, authenticated: authenticated || answeredChallenge.isClaimed)
+                    requestDate: current.requestDate, responseDate: now, authenticated: authenticated || current.answeredChallenge)
     }
 
     /// `completed(_:data:)` for a transport's response: Foundation's response is made only when it is stored.
@@ -342,13 +342,13 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
     /// `.ignoreCachedResponse`: whether `data` equals the body that was cached before this download.
     func isCachedBody(_ data: Data) -> Bool {
         guard ignoreCachedResponse else { return false }
-        return lock.withLock { state.cachedBody } == data
+        return state.withLock { state in state.cachedBody } == data
     }
 
     /// Drops the stored body and response this transaction holds; the operation calls it before finishing
     /// (finished operations can linger in an OperationQueue).
     func release() {
-        lock.withLock {
+        state.withLock { state in
             state.stored = nil
             state.cachedBody = nil
         }
@@ -357,7 +357,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // mutable state guarde
 
     private func storeCookies(from response: HTTPURLResponse) {
         guard handleCookies else { return }
-        let request = lock.withLock { state.currentRequest }
+        let request = state.withLock { state in state.currentRequest }
         CookieHandling.storeCookies(from: response, for: request, in: cookieStorage)
     }
 }

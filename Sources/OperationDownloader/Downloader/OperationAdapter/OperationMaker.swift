@@ -69,10 +69,7 @@ struct OperationMaker: Sendable {
         case .foreign(let type):
             // The wrapper writes the memory cache; the class gets the rest of the plumbing, as any context.
             let memoryCache = context?.plumbing?.memoryCache
-            if let plumbing = context?.plumbing {
-                context?.plumbing = DownloadPlumbing(
-                    resources: plumbing.resources, memoryCache: nil, revalidator: plumbing.revalidator)
-            }
+            context?.plumbing?.memoryCache = nil
             let operation = type.init(request: request, session: session, options: options, context: context)
             operation.credential = configuration.effectiveCredential
             operation.minimumProgressInterval = configuration.minimumProgressInterval

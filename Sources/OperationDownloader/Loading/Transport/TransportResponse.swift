@@ -11,7 +11,7 @@ import FoundationNetworking
 /// Why: corelibs' `HTTPURLResponse` initializer costs 70-97 k instructions per response (it capitalises and
 /// compares every header name through locale-aware string functions), a fifth of a small download on the curl
 /// transport (Docs/Transports.md). URLSession hands its own response through: nothing is rebuilt there.
-final class TransportResponse: @unchecked Sendable {  // `lock` guards `built`; every other field is immutable
+final class TransportResponse: @unchecked Sendable {  // `built` is lock-guarded (`Locked`); every other field is immutable
     let url: URL
     /// nil for a response that is not HTTP (a `data:` URL's plain `URLResponse`).
     let statusCode: Int?
@@ -26,8 +26,8 @@ final class TransportResponse: @unchecked Sendable {  // `lock` guards `built`; 
     /// The Foundation response this value came from (URLSession, the HTTP cache), whose fields are read.
     private let foundation: URLResponse?
 
-    private let lock = NSLock()
-    @exclusivity(unchecked) private var built: URLResponse?
+    /// The response made from `fields` on first use (the curl transport); nil when `foundation` is the response.
+    private let built: Locked<URLResponse?>?
 
     /// A response parsed by the package itself (the curl transport).
     init(url: URL, statusCode: Int, httpVersion: String?, fields: [(name: String, value: String)]) {
@@ -36,6 +36,7 @@ final class TransportResponse: @unchecked Sendable {  // `lock` guards `built`; 
         self.httpVersion = httpVersion
         self.fields = fields
         self.foundation = nil
+        self.built = Locked(nil)
         var length: Int64 = -1
         var contentType: String?
         for field in fields {
@@ -59,18 +60,23 @@ final class TransportResponse: @unchecked Sendable {  // `lock` guards `built`; 
         self.mimeType = response.mimeType
         self.fields = []
         self.foundation = response
-        self.built = response
+        self.built = nil
     }
 
     /// The Foundation response: built on first use (then kept), or the one this value came from.
     var urlResponse: URLResponse {
-        lock.lock()
-        defer { lock.unlock() }
-        if let built { return built }
-        let made: URLResponse = makeHTTPURLResponse() ?? URLResponse(
+        if let foundation { return foundation }
+        return built?.withLock { built in
+            if let built { return built }
+            let made = makeResponse()
+            built = made
+            return made
+        } ?? makeResponse()
+    }
+
+    private func makeResponse() -> URLResponse {
+        makeHTTPURLResponse() ?? URLResponse(
             url: url, mimeType: mimeType, expectedContentLength: Int(expectedContentLength), textEncodingName: nil)
-        built = made
-        return made
     }
 
     /// The Foundation response as an `HTTPURLResponse`, or nil when it is not HTTP.

@@ -57,6 +57,10 @@ struct TransferRequest: Sendable {
     /// Bodies larger than this end the transfer; a transport that sees the announced length may stop at the
     /// header. The operation checks it too.
     var maximumResponseSize: Int = .max
+    /// `urlRequest.timeoutInterval` was never assigned (the request was made with
+    /// `URLRequest(url:cachePolicy:timeoutInterval:)`): corelibs then applies the session's request timeout
+    /// instead of the request's, which the URLSession transport uses to skip a copy (URLSessionTransfer.swift).
+    var timeoutIntervalIsUnset = false
 }
 
 /// One HTTP exchange in flight (one or more requests: redirects and authentication retries continue it).

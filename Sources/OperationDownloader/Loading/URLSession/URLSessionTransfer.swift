@@ -24,8 +24,17 @@ import FoundationNetworking
 ///
 /// Not an `NSObject` (one per download): the session's callbacks reach it from the router directly, or through
 /// the delegate methods of an operation class that may override them.
-final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lock` guards the stage, task and decision flags
+final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `flags` is lock-guarded (`Locked`); the rest is immutable or weak
     private enum Stage { case created, running, ended }
+
+    private struct Flags {
+        var stage = Stage.created
+        /// A redirect or challenge completion handler is pending: a cancel waits until it was called.
+        var deciding = false
+        var cancelAfterDecision = false
+        /// A redirect was followed (see the challenge workaround).
+        var redirected = false
+    }
 
     let request: TransferRequest
     private let session: URLSession
@@ -34,21 +43,14 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     /// Receives the task's callbacks first (the operation, whose overridable delegate methods hand them back
     /// here); nil: this transfer is the task's delegate itself.
     private weak var sessionDelegate: (any URLSessionDataDelegate)?
-    private let lock = NSLock()
     /// Made with the transfer (its priority set), so that observers of `imageDownloadStart`, posted before
     /// `resume()`, already see the operation's `dataTask`.
     private let task: URLSessionDataTask
-    // Only touched under `lock`: no dynamic exclusivity check needed.
-    @exclusivity(unchecked) private var stage = Stage.created
-    /// A redirect or challenge completion handler is pending: a cancel waits until it was called.
-    @exclusivity(unchecked) private var deciding = false
-    @exclusivity(unchecked) private var cancelAfterDecision = false
-    /// A redirect was followed (see the challenge workaround).
-    @exclusivity(unchecked) private var redirected = false
+    private let flags = Locked(Flags())
 
     init(
         session: URLSession, router: SessionRouter?, request: TransferRequest, client: any TransferClient,
-        sessionDelegate: (any URLSessionDataDelegate)?
+        sessionDelegate: (any URLSessionDataDelegate)?, sessionRequestTimeout: TimeInterval? = nil
     ) {
         self.session = session
         self.router = router
@@ -57,7 +59,15 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         self.sessionDelegate = sessionDelegate
         var urlRequest = request.urlRequest
         let backstop = TransportBackstop.timeout(idle: request.idleTimeout)
-        if urlRequest.timeoutInterval != backstop { urlRequest.timeoutInterval = backstop }
+        #if canImport(FoundationNetworking)
+        // corelibs times a request whose `timeoutInterval` was never assigned by the session's request timeout.
+        // When that is the backstop already, the assignment is skipped: it copies the shared request (~7 k
+        // instructions, Docs/Transports.md). `URLSessionTransportTests` checks the corelibs fact.
+        let sessionSetsBackstop = request.timeoutIntervalIsUnset && sessionRequestTimeout == backstop
+        #else
+        let sessionSetsBackstop = false
+        #endif
+        if !sessionSetsBackstop, urlRequest.timeoutInterval != backstop { urlRequest.timeoutInterval = backstop }
         let task = session.dataTask(with: urlRequest)
         // corelibs stores the priority but libcurl does not use it; set it anyway (Apple uses it).
         if request.priority != URLSessionTask.defaultPriority { task.priority = request.priority }
@@ -74,26 +84,26 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
 
     /// Whether `task` is this transfer's and still reports events.
     func owns(_ task: URLSessionTask) -> Bool {
-        lock.withLock { stage == .running && self.task === task }
+        flags.withLock { f in f.stage == .running && self.task === task }
     }
 
     // MARK: - TransportTransfer
 
     func resume() {
-        let starts: Bool = lock.withLock {
-            guard stage == .created else { return false }
-            stage = .running
+        let starts: Bool = flags.withLock { f in
+            guard f.stage == .created else { return false }
+            f.stage = .running
             return true
         }
         if starts { task.resume() }
     }
 
     func cancel() {
-        let deferred: Bool? = lock.withLock {
-            guard stage != .ended else { return nil }
-            stage = .ended
-            if deciding { cancelAfterDecision = true }
-            return deciding
+        let deferred: Bool? = flags.withLock { f in
+            guard f.stage != .ended else { return nil }
+            f.stage = .ended
+            if f.deciding { f.cancelAfterDecision = true }
+            return f.deciding
         }
         guard let deferred else { return }
         if deferred {
@@ -139,7 +149,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         // After `task.cancel()` the completion handler must not run (corelibs traps); the cancel ends the task.
         guard beginDecision(task) else { return }
         let decision = client?.transfer(self, willRedirect: response, to: request)
-        if decision != nil { lock.withLock { redirected = true } }
+        if decision != nil { flags.withLock { f in f.redirected = true } }
         completionHandler(decision)
         endDecision()
     }
@@ -165,7 +175,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         }
         var credential: URLCredential?
         #if canImport(FoundationNetworking)
-        let askClient = !lock.withLock { redirected }
+        let askClient = !flags.withLock { f in f.redirected }
         #else
         let askClient = true
         #endif
@@ -178,11 +188,11 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
         // Never `.performDefaultHandling` (it hangs forever on Linux) and never a nil credential (it crashes).
         completionHandler(.cancelAuthenticationChallenge, nil)
         // The 401 already reached the client: it is the final response. Report the end and stop the task.
-        let live: Bool = lock.withLock {
-            deciding = false
-            cancelAfterDecision = false
-            let live = stage == .running
-            stage = .ended
+        let live: Bool = flags.withLock { f in
+            f.deciding = false
+            f.cancelAfterDecision = false
+            let live = f.stage == .running
+            f.stage = .ended
             return live
         }
         if live { client?.transfer(self, didCompleteWith: nil, metrics: TransferMetrics()) }
@@ -190,9 +200,9 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let live: Bool = lock.withLock {
-            guard stage == .running, self.task === task else { return false }
-            stage = .ended
+        let live: Bool = flags.withLock { f in
+            guard f.stage == .running, self.task === task else { return false }
+            f.stage = .ended
             return true
         }
         guard live, let client else { return }
@@ -209,9 +219,9 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     }
 
     private func beginDecision(_ task: URLSessionTask) -> Bool {
-        lock.withLock {
-            guard stage == .running, self.task === task else { return false }
-            deciding = true
+        flags.withLock { f in
+            guard f.stage == .running, self.task === task else { return false }
+            f.deciding = true
             return true
         }
     }
@@ -219,10 +229,10 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `lo
     /// Issues the cancel that arrived while the decision was being made, after its completion handler (queued
     /// behind that handler's own work on the task's queue, so corelibs sees them in order).
     private func endDecision() {
-        let deferred: Bool = lock.withLock {
-            deciding = false
-            defer { cancelAfterDecision = false }
-            return cancelAfterDecision
+        let deferred: Bool = flags.withLock { f in
+            f.deciding = false
+            defer { f.cancelAfterDecision = false }
+            return f.cancelAfterDecision
         }
         if deferred { task.cancel() }
     }

@@ -15,13 +15,15 @@ protocol URLSessionDelegateProviding: AnyObject {
 ///
 /// The downloader makes one for its lifetime; an operation used on its own makes one owning a private session,
 /// or borrows the session it was given (whose delegate must then forward to the operation, as the router does).
-final class URLSessionTransport: DownloadTransport, @unchecked Sendable {  // immutable after init; `invalidated` under `lock`
+final class URLSessionTransport: DownloadTransport, @unchecked Sendable {  // immutable after init; `invalidated` is a `Locked`
     let session: URLSession
     /// The session's delegate; nil for a borrowed session (its own delegate routes the callbacks).
     let router: SessionRouter?
     private let ownsSession: Bool
-    private let lock = NSLock()
-    private var invalidated = false
+    /// The request timeout of the session's configuration, when this transport made the session (a borrowed
+    /// session's configuration is not read: corelibs returns a copy of it on every access).
+    private let sessionRequestTimeout: TimeInterval?
+    private let invalidated = Locked(false)
 
     /// A transport with its own session on `configuration` (the caller has already made it cookie- and
     /// cache-free), delivering on one serial delegate queue.
@@ -33,6 +35,7 @@ final class URLSessionTransport: DownloadTransport, @unchecked Sendable {  // im
         self.router = router
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
         self.ownsSession = true
+        self.sessionRequestTimeout = configuration.timeoutIntervalForRequest
     }
 
     /// A transport on someone else's session, never invalidated here.
@@ -40,6 +43,7 @@ final class URLSessionTransport: DownloadTransport, @unchecked Sendable {  // im
         self.session = session
         self.router = nil
         self.ownsSession = false
+        self.sessionRequestTimeout = nil
     }
 
     /// The configuration of a session an operation owns when it runs without a downloader.
@@ -54,16 +58,17 @@ final class URLSessionTransport: DownloadTransport, @unchecked Sendable {  // im
 
     func makeTransfer(_ request: TransferRequest, client: any TransferClient) -> any TransportTransfer {
         // Creating a task on an invalidated session is a fatal error in corelibs: such a transfer just fails.
-        if lock.withLock({ invalidated }) {
+        if invalidated.current {
             return FailedTransfer(client: client, error: URLError(.cancelled))
         }
         return URLSessionTransfer(
             session: session, router: router, request: request, client: client,
-            sessionDelegate: (client as? URLSessionDelegateProviding)?.sessionDelegate)
+            sessionDelegate: (client as? URLSessionDelegateProviding)?.sessionDelegate,
+            sessionRequestTimeout: sessionRequestTimeout)
     }
 
     func invalidate(cancellingTransfers: Bool) {
-        let first: Bool = lock.withLock {
+        let first: Bool = invalidated.withLock { invalidated in
             defer { invalidated = true }
             return !invalidated
         }
