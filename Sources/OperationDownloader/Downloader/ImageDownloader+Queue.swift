@@ -104,8 +104,7 @@ extension ImageDownloader {
     /// hook). Without the lock: `addOperation` and a custom operation's properties are user code.
     func enqueue(_ handle: any DownloadOperationHandle, key: String) {
         let operation = handle.operation
-        handle.prepareToRun(router: router) { [weak self, weak operation] in
-            guard let operation else { return }
+        handle.prepareToRun(router: router) { [weak self] operation in
             // corelibs Foundation: a dependency keeps an UNRETAINED back-reference to each dependent and
             // walks them when it finishes. A LIFO dependent that was cancelled finishes first and is freed,
             // so the later walk touched freed memory (crash in Operation.observeValue). Unlink it now.

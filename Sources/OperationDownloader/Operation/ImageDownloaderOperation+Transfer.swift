@@ -68,10 +68,12 @@ extension ImageDownloaderOperation: TransferClient {
             if reports { callers.reportProgress(0, -1) }
             callers.post([.imageDownloadStart], object: self)
         }
+        // Captured strongly: the monitor drops both closures when the clocks stop (every attempt's end) or fire,
+        // and a weak capture would give the operation a side table, each retain of it then the slow path.
         let running = timeouts.start(
-            lastActivity: { [weak self] in self?.lastActivity(of: transfer) ?? 0 },
-            onTimeout: { [weak self] error in
-                self?.attemptFailed(transfer, ImageDownloaderError.network(error), cancelTransfer: true)
+            lastActivity: { [self] in lastActivity(of: transfer) },
+            onTimeout: { [self] error in
+                attemptFailed(transfer, ImageDownloaderError.network(error), cancelTransfer: true)
             })
         // The attempt ended during start (a cancel from the start progress callback): no registration stays.
         modifyStateAndRunActions { $0.clocksStarted(.init(timeouts: timeouts, running: running), for: transfer) }

@@ -32,9 +32,11 @@ protocol DownloadOperationHandle: AnyObject, Sendable {
     var isClosed: Bool { get }
 
     /// Called once, before the queue gets the operation: `body` runs once when it finishes (the downloader's
-    /// bookkeeping), and until then `router` (URLSession's) routes the callbacks of tasks the operation creates
-    /// itself to it.
-    func prepareToRun(router: SessionRouter?, whenFinished body: @escaping @Sendable () -> Void)
+    /// bookkeeping), handed the operation, so that it need not capture it (the hook is stored in the operation,
+    /// and a weak capture would give the operation a side table: Docs/Transports.md), and until then `router`
+    /// (URLSession's) routes the callbacks of tasks the operation creates itself to it.
+    func prepareToRun(
+        router: SessionRouter?, whenFinished body: @escaping @Sendable (any ImageDownloaderOperationProtocol) -> Void)
 }
 
 extension DownloadOperationHandle {
@@ -68,7 +70,10 @@ extension ImageDownloaderOperation: DownloadOperationHandle {
     var isClosed: Bool { isFinished || isCancelled }
 
     /// Its transfers bind their tasks through the transport (URLSessionTransfer), so the router needs nothing.
-    func prepareToRun(router: SessionRouter?, whenFinished body: @escaping @Sendable () -> Void) {
-        onFinishing(body)
+    func prepareToRun(
+        router: SessionRouter?, whenFinished body: @escaping @Sendable (any ImageDownloaderOperationProtocol) -> Void
+    ) {
+        // Unowned: the hook runs in `setFinished`, on this operation, and is dropped there.
+        onFinishing { [unowned self] in body(self) }
     }
 }

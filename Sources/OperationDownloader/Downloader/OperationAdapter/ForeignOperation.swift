@@ -51,16 +51,15 @@ final class ForeignOperation: DownloadOperationHandle {
 
     var isClosed: Bool { operation.isFinished || operation.isCancelled }
 
-    func prepareToRun(router: SessionRouter?, whenFinished body: @escaping @Sendable () -> Void) {
-        guard let router else {
-            operation.onFinishing(body)
-            return
-        }
-        router.register(operation)
-        // Weak: the hook is stored in the operation (its `completionBlock` by default).
+    func prepareToRun(
+        router: SessionRouter?, whenFinished body: @escaping @Sendable (any ImageDownloaderOperationProtocol) -> Void
+    ) {
+        router?.register(operation)
+        // Weak: the hook is stored in the operation (its `completionBlock` by default), which may never drop it.
         operation.onFinishing { [weak operation, weak router] in
-            if let operation { router?.unregister(operation) }
-            body()
+            guard let operation else { return }
+            router?.unregister(operation)
+            body(operation)
         }
     }
 }

@@ -24,11 +24,15 @@ import FoundationNetworking
 ///
 /// Not an `NSObject` (one per download): the session's callbacks reach it from the router directly, or through
 /// the delegate methods of an operation class that may override them.
-final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `flags` is lock-guarded (`Locked`); the rest is immutable or weak
+final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `flags` is lock-guarded (`Locked`); the rest is immutable
     private enum Stage { case created, running, ended }
 
     private struct Flags {
         var stage = Stage.created
+        /// The operation, until the stage ends: then dropped, so no cycle (operation, attempt, transfer) outlives
+        /// the transfer. Held strongly: a weak reference would give the operation a side table, and every
+        /// retain of it the slow path (~7 k instructions per download, Docs/Transports.md).
+        var client: (any TransferClient)?
         /// A redirect or challenge completion handler is pending: a cancel waits until it was called.
         var deciding = false
         var cancelAfterDecision = false
@@ -39,15 +43,13 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
     let request: TransferRequest
     private let session: URLSession
     private let router: SessionRouter?
-    private weak var client: (any TransferClient)?
-    /// Receives the task's callbacks first (the operation, whose overridable delegate methods hand them back
-    /// here); nil: this transfer is the task's delegate itself.
-    private weak var sessionDelegate: (any URLSessionDataDelegate)?
     /// Made with the transfer (its priority set), so that observers of `imageDownloadStart`, posted before
     /// `resume()`, already see the operation's `dataTask`.
     private let task: URLSessionDataTask
-    private let flags = Locked(Flags())
+    private let flags: Locked<Flags>
 
+    /// `sessionDelegate`: receives the task's callbacks first (the operation, whose overridable delegate methods
+    /// hand them back here); nil: this transfer is the task's delegate itself.
     init(
         session: URLSession, router: SessionRouter?, request: TransferRequest, client: any TransferClient,
         sessionDelegate: (any URLSessionDataDelegate)?, sessionRequestTimeout: TimeInterval? = nil
@@ -55,14 +57,13 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
         self.session = session
         self.router = router
         self.request = request
-        self.client = client
-        self.sessionDelegate = sessionDelegate
+        self.flags = Locked(Flags(client: client))
         var urlRequest = request.urlRequest
         let backstop = TransportBackstop.timeout(idle: request.idleTimeout)
         #if canImport(FoundationNetworking)
         // corelibs times a request whose `timeoutInterval` was never assigned by the session's request timeout.
         // When that is the backstop already, the assignment is skipped: it copies the shared request (~7 k
-        // instructions, Docs/Transports.md). `URLSessionTransportTests` checks the corelibs fact.
+        // instructions, Docs/Transports.md). `CorelibsRequestTimeoutTests` checks the corelibs fact.
         let sessionSetsBackstop = request.timeoutIntervalIsUnset && sessionRequestTimeout == backstop
         #else
         let sessionSetsBackstop = false
@@ -84,7 +85,12 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
 
     /// Whether `task` is this transfer's and still reports events.
     func owns(_ task: URLSessionTask) -> Bool {
-        flags.withLock { f in f.stage == .running && self.task === task }
+        liveClient(for: task) != nil
+    }
+
+    /// The client, while `task` is this transfer's and still reports events.
+    private func liveClient(for task: URLSessionTask) -> (any TransferClient)? {
+        flags.withLock { f in f.stage == .running && self.task === task ? f.client : nil }
     }
 
     // MARK: - TransportTransfer
@@ -102,6 +108,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
         let deferred: Bool? = flags.withLock { f in
             guard f.stage != .ended else { return nil }
             f.stage = .ended
+            f.client = nil
             if f.deciding { f.cancelAfterDecision = true }
             return f.deciding
         }
@@ -132,13 +139,13 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
     ) {
         // Always allow: `.cancel` is ignored on Linux, so the client rejects a response with `cancel()`.
         defer { completionHandler(.allow) }
-        guard owns(dataTask), let client else { return }
+        guard let client = liveClient(for: dataTask) else { return }
         client.transfer(self, didReceive: TransportResponse(response))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         // Data keeps arriving after cancel() on Linux: dropped here.
-        guard owns(dataTask), let client else { return }
+        guard let client = liveClient(for: dataTask) else { return }
         client.transfer(self, didReceive: data)
     }
 
@@ -147,8 +154,8 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         // After `task.cancel()` the completion handler must not run (corelibs traps); the cancel ends the task.
-        guard beginDecision(task) else { return }
-        let decision = client?.transfer(self, willRedirect: response, to: request)
+        guard let client = beginDecision(task) else { return }
+        let decision = client.transfer(self, willRedirect: response, to: request)
         if decision != nil { flags.withLock { f in f.redirected = true } }
         completionHandler(decision)
         endDecision()
@@ -169,7 +176,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
             return
         }
         #endif
-        guard beginDecision(task) else {
+        guard let client = beginDecision(task) else {
             completionHandler(.cancelAuthenticationChallenge, nil)
             return
         }
@@ -179,7 +186,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
         #else
         let askClient = true
         #endif
-        if askClient { credential = client?.transfer(self, didReceive: TransferChallenge(challenge)) }
+        if askClient { credential = client.transfer(self, didReceive: TransferChallenge(challenge)) }
         if let credential {
             completionHandler(.useCredential, credential)
             endDecision()
@@ -193,19 +200,21 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
             f.cancelAfterDecision = false
             let live = f.stage == .running
             f.stage = .ended
+            f.client = nil
             return live
         }
-        if live { client?.transfer(self, didCompleteWith: nil, metrics: TransferMetrics()) }
+        if live { client.transfer(self, didCompleteWith: nil, metrics: TransferMetrics()) }
         stop(task)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let live: Bool = flags.withLock { f in
-            guard f.stage == .running, self.task === task else { return false }
+        let client: (any TransferClient)? = flags.withLock { f in
+            guard f.stage == .running, self.task === task else { return nil }
             f.stage = .ended
-            return true
+            defer { f.client = nil }
+            return f.client
         }
-        guard live, let client else { return }
+        guard let client else { return }
         client.transfer(self, didCompleteWith: error.map(transferError), metrics: TransferMetrics())
     }
 
@@ -218,11 +227,12 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
         router?.forget(task)
     }
 
-    private func beginDecision(_ task: URLSessionTask) -> Bool {
+    /// The client, when `task` is live: a cancel now waits for the decision (`endDecision`).
+    private func beginDecision(_ task: URLSessionTask) -> (any TransferClient)? {
         flags.withLock { f in
-            guard f.stage == .running, self.task === task else { return false }
+            guard f.stage == .running, self.task === task, let client = f.client else { return nil }
             f.deciding = true
-            return true
+            return client
         }
     }
 
