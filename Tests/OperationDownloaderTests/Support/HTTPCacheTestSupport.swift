@@ -5,15 +5,24 @@ import FoundationNetworking
 import Testing
 @testable import OperationDownloader
 
-/// A fresh directory under the system temporary directory, removed by `remove()`.
+/// A fresh directory for one test, removed by `remove()`.
+///
+/// It lives under one directory per test process, removed when the process exits: an HTTP cache's queued write
+/// can land after its test removed the directory, and the cache then creates the directory again (as it must
+/// when a user clears it). Those late entries go with the process's directory instead of piling up.
 struct TemporaryCacheDirectory {
     let url: URL
 
     init(_ label: String = #function) {
         let safe = label.filter { $0.isLetter || $0.isNumber }
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("HTTPCacheTests-\(safe)-\(UUID().uuidString)", isDirectory: true)
+        url = Self.processDirectory.appendingPathComponent("\(safe)-\(UUID().uuidString)", isDirectory: true)
     }
+
+    private static let processDirectory: URL = {
+        atexit { try? FileManager.default.removeItem(at: TemporaryCacheDirectory.processDirectory) }
+        return FileManager.default.temporaryDirectory
+            .appendingPathComponent("HTTPCacheTests-\(getpid())", isDirectory: true)
+    }()
 
     func remove() {
         try? FileManager.default.removeItem(at: url)
