@@ -87,9 +87,9 @@ extension ImageDownloader {
         let (responseModifier, decryptor) = lock.withLock { (storedResponseModifier, storedDecryptor) }
         let usesHTTPCache = options.contains(.useURLCache) && (context?.httpCache ?? configuration.httpCache) != nil
         // [HTTP cache] stale-while-revalidate starts its background download through this downloader.
-        var plumbing = DownloadPlumbing(
-            resources: resources, memoryCache: memoryCache, revalidator: usesHTTPCache ? .downloader(self) : nil)
-        plumbing.requestTimeoutIsUnset = madeFromURL
+        let plumbing = DownloadPlumbing(
+            resources: resources, memoryCache: memoryCache, revalidator: usesHTTPCache ? .downloader(self) : nil,
+            timeoutIntervalIsUnset: madeFromURL)
         var filled: ImageDownloaderContext? = context ?? ImageDownloaderContext()
         filled?.fill(
             by: configuration, callbackQueue: callbackQueue, responseModifier: responseModifier, decryptor: decryptor,

@@ -44,8 +44,8 @@ struct DownloadPlumbing: Sendable {
     /// Starts background revalidations for stale-while-revalidate; set only with `.useURLCache` and a cache.
     let revalidator: HTTPCacheRevalidator?
     /// The request was made by the downloader from a URL and no request modifier changed it, so its
-    /// `timeoutInterval` was never assigned (`TransferRequest.timeoutIntervalIsUnset`).
-    var requestTimeoutIsUnset = false
+    /// `timeoutInterval` was never assigned (handed on as `TransferRequest.timeoutIntervalIsUnset`).
+    var timeoutIntervalIsUnset = false
 }
 
 /// One transfer's settings, resolved once when its operation is made (Docs/Options.md, "Per transfer or per

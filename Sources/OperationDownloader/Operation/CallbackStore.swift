@@ -64,17 +64,16 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
 /// critical section, so no caller can join an operation that is about to be cancelled.
 ///
 /// Every store shares one concurrent queue: a barrier holds only a few instructions, and a queue of its own cost
-/// each download about 3 k instructions to make and destroy (Docs/Transports.md).
+/// each download about 6 k instructions to make and destroy (Docs/Transports.md).
 final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrier writes) guards `records` and `closed`
-    private static let sharedQueue = DispatchQueue(label: "OperationDownloader.CallbackStore", attributes: .concurrent)
-    private var queue: DispatchQueue { Self.sharedQueue }
+    private static let queue = DispatchQueue(label: "OperationDownloader.CallbackStore", attributes: .concurrent)
     // Only touched on `queue` (reads in `sync`, writes in barriers): no dynamic exclusivity check needed.
     @exclusivity(unchecked) private var records: [CallbackRecord] = []
     @exclusivity(unchecked) private var closed = false
 
     /// Adds a caller; false when the store is closed (the operation finished, was cancelled, or lost its last caller).
     func add(_ record: CallbackRecord) -> Bool {
-        queue.sync(flags: .barrier) {
+        Self.queue.sync(flags: .barrier) {
             if closed { return false }
             records.append(record)
             return true
@@ -84,7 +83,7 @@ final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrie
     /// Removes `record`. `removed` says it was still there (so the caller answers it); `wasLast` says it was
     /// the last one, in which case the store is now closed and the operation must be cancelled.
     func remove(_ record: CallbackRecord) -> (removed: Bool, wasLast: Bool) {
-        queue.sync(flags: .barrier) {
+        Self.queue.sync(flags: .barrier) {
             guard let index = records.firstIndex(where: { $0 === record }) else { return (false, false) }
             records.remove(at: index)
             if records.isEmpty { closed = true }
@@ -94,7 +93,7 @@ final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrie
 
     /// Closes the store and hands back every remaining caller, for the final answer.
     func closeAndTakeAll() -> [CallbackRecord] {
-        queue.sync(flags: .barrier) {
+        Self.queue.sync(flags: .barrier) {
             closed = true
             let all = records
             records = []
@@ -104,10 +103,10 @@ final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrie
 
     /// The current callers, for progress and partial images.
     var snapshot: [CallbackRecord] {
-        queue.sync { records }
+        Self.queue.sync { records }
     }
 
     var isClosed: Bool {
-        queue.sync { closed }
+        Self.queue.sync { closed }
     }
 }

@@ -52,7 +52,7 @@ extension ImageDownloaderOperation: TransferClient {
             urlRequest: request, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
             priority: TransferRequest.priority(for: queuePriority), idleTimeout: transferOptions.idleTimeout,
             maximumResponseSize: transferOptions.maximumResponseSize,
-            timeoutIntervalIsUnset: transferOptions.plumbing?.requestTimeoutIsUnset ?? false)
+            timeoutIntervalIsUnset: transferOptions.plumbing?.timeoutIntervalIsUnset ?? false)
         let transfer: any TransportTransfer = if let transport {
             transport.makeTransfer(transferRequest, client: self)
         } else {

@@ -11,7 +11,7 @@ import FoundationNetworking
 /// Why: corelibs' `HTTPURLResponse` initializer costs 70-97 k instructions per response (it capitalises and
 /// compares every header name through locale-aware string functions), a fifth of a small download on the curl
 /// transport (Docs/Transports.md). URLSession hands its own response through: nothing is rebuilt there.
-final class TransportResponse: @unchecked Sendable {  // `built` is lock-guarded (`Locked`); every other field is immutable
+final class TransportResponse: @unchecked Sendable {  // immutable; a parsed response's Foundation one is lock-guarded (`Locked`)
     let url: URL
     /// nil for a response that is not HTTP (a `data:` URL's plain `URLResponse`).
     let statusCode: Int?
@@ -21,13 +21,17 @@ final class TransportResponse: @unchecked Sendable {  // `built` is lock-guarded
     let expectedContentLength: Int64
     /// The media type of `Content-Type` (parameters dropped, lower-cased), as `URLResponse.mimeType` says it.
     let mimeType: String?
-    /// Fields in arrival order (a repeated name appears once per line); empty when `foundation` holds them.
+    /// Fields in arrival order (a repeated name appears once per line); empty when Foundation's response holds them.
     private let fields: [(name: String, value: String)]
-    /// The Foundation response this value came from (URLSession, the HTTP cache), whose fields are read.
-    private let foundation: URLResponse?
+    private let source: Source
 
-    /// The response made from `fields` on first use (the curl transport); nil when `foundation` is the response.
-    private let built: Locked<URLResponse?>?
+    /// Where the Foundation response comes from.
+    private enum Source {
+        /// The response this value came from (URLSession, the HTTP cache, `data:` URLs), whose fields are read.
+        case foundation(URLResponse)
+        /// Parsed by the package (the curl transport): made from `fields` on first use, then kept.
+        case parsed(Locked<URLResponse?>)
+    }
 
     /// A response parsed by the package itself (the curl transport).
     init(url: URL, statusCode: Int, httpVersion: String?, fields: [(name: String, value: String)]) {
@@ -35,8 +39,7 @@ final class TransportResponse: @unchecked Sendable {  // `built` is lock-guarded
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.fields = fields
-        self.foundation = nil
-        self.built = Locked(nil)
+        self.source = .parsed(Locked(nil))
         var length: Int64 = -1
         var contentType: String?
         for field in fields {
@@ -59,24 +62,23 @@ final class TransportResponse: @unchecked Sendable {  // `built` is lock-guarded
         self.expectedContentLength = response.expectedContentLength
         self.mimeType = response.mimeType
         self.fields = []
-        self.foundation = response
-        self.built = nil
+        self.source = .foundation(response)
     }
 
     /// The Foundation response: built on first use (then kept), or the one this value came from.
     var urlResponse: URLResponse {
-        if let foundation { return foundation }
-        return built?.withLock { built in
-            if let built { return built }
-            let made = makeResponse()
-            built = made
-            return made
-        } ?? makeResponse()
-    }
-
-    private func makeResponse() -> URLResponse {
-        makeHTTPURLResponse() ?? URLResponse(
-            url: url, mimeType: mimeType, expectedContentLength: Int(expectedContentLength), textEncodingName: nil)
+        switch source {
+        case .foundation(let response):
+            return response
+        case .parsed(let built):
+            return built.withLock { built in
+                if let built { return built }
+                let made: URLResponse = makeHTTPURLResponse() ?? URLResponse(
+                    url: url, mimeType: mimeType, expectedContentLength: Int(expectedContentLength), textEncodingName: nil)
+                built = made
+                return made
+            }
+        }
     }
 
     /// The Foundation response as an `HTTPURLResponse`, or nil when it is not HTTP.
@@ -86,7 +88,7 @@ final class TransportResponse: @unchecked Sendable {  // `built` is lock-guarded
 
     /// The value of the field `name` (ASCII case-insensitive), repeated fields joined with ", ".
     func value(forHTTPHeaderField name: String) -> String? {
-        if let foundation { return (foundation as? HTTPURLResponse)?.value(forHTTPHeaderField: name) }
+        if case .foundation(let response) = source { return (response as? HTTPURLResponse)?.value(forHTTPHeaderField: name) }
         var result: String?
         for field in fields where Self.equalsIgnoringASCIICase(field.name, name) {
             result = result.map { $0 + ", " + field.value } ?? field.value
