@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -142,6 +143,10 @@ chiredis_context *chiredis_connect(const char *host, int port, int timeout_ms, i
         api.free_context(context);
         return NULL;
     }
+    // hiredis opens its socket without close-on-exec: a process the host spawns would inherit the connection
+    // and hold it open after the pool closed it.
+    int fd = abi == 1 ? ((const struct context_v1 *)context)->fd : ((const struct context_v0 *)context)->fd;
+    if (fd >= 0) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
     return (chiredis_context *)context;
 }
 

@@ -67,7 +67,7 @@ import Glibc
         process.arguments = ["python3", "-c", spawner, executable.path] + arguments
         let output = Pipe()
         process.standardOutput = output
-        try process.run()
+        try ChildProcesses.run(process)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let fields = String(decoding: data, as: UTF8.self).split(separator: " ")

@@ -111,7 +111,7 @@ import Testing
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.run(process)
         // Wait (bounded) until the download has started, then interrupt.
         let handle = output.fileHandleForReading
         var seen = Data()

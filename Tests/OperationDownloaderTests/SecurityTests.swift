@@ -35,7 +35,7 @@ import TestRequirements
                              "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
+        try ChildProcesses.run(openssl)
         openssl.waitUntilExit()
         try #require(openssl.terminationStatus == 0, "openssl req failed")
 

@@ -47,14 +47,14 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
     private var listener: Int32
     private var connections: Set<Int32> = []
     private var served: [String: Int] = [:]
-    private let acceptQueue = DispatchQueue(label: "imagedl.demo-server.accept")
 
     /// Listens on 127.0.0.1 at a free port; `routes` maps a path ("/photo.png") to what it serves,
     /// everything else is 404.
     init(routes: [String: Resource]) throws {
         self.routes = routes
         #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a process the host spawns must not keep the port listening after `stop()`.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
         let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
@@ -83,7 +83,11 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
         }
         port = UInt16(bigEndian: address.sin_port)
         listener = fd
-        acceptQueue.async { [self] in acceptLoop(fd) }
+        // A thread of its own: it blocks in accept() for the server's life, which would hold a worker of the
+        // dispatch pool that Swift's tasks share (two threads on two cores).
+        let acceptor = Thread { [self] in acceptLoop(fd) }
+        acceptor.name = "imagedl.demo-server.accept"
+        acceptor.start()
     }
 
     deinit { stop() }
@@ -123,6 +127,8 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
+            // Close-on-exec, like the listener (Glibc's module has no accept4).
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             var yes: Int32 = 1
             // Small dripped writes must leave at once, not wait for Nagle's algorithm.
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))

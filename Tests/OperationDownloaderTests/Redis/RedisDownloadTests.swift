@@ -12,11 +12,13 @@ import TestRequirements
 /// RedisFleetTests.
 @Suite(.requires(.redisServer, .hiredis)) struct RedisDownloadTests {
     let server = FixtureServer.shared
+    /// The caches' warnings (Redis unavailable, a timeout): shown when a single-flight expectation fails.
+    let warnings = WarningLog()
 
     func downloader(_ redis: RedisServer, _ transport: ImageDownloaderTransport, options: RedisCacheOptions = RedisCacheFixtures.options())
         throws -> (ImageDownloader, HTTPImageCache) {
         let cache = try HTTPImageCache(redis: redis.url(), options: options)
-        cache.warningHandler = { _ in }
+        cache.warningHandler = { [warnings] in warnings.append($0) }
         let downloader = makeDownloader(transport) {
             $0.imageCache = nil
             $0.httpCache = cache
@@ -38,7 +40,7 @@ import TestRequirements
         await server.awaitRequests(tag: tag, count: 1)
         let waiter = Task { try await b.image(for: url, options: .useURLCache) }
         let flightsB = try flights(cacheB)
-        #expect(await waitUntil { flightsB.waitsBegun == 1 })
+        #expect(await waitUntil { flightsB.waitsBegun == 1 }, "warnings: \(warnings.all)")
         return (holder, waiter, flightsB)
     }
 
@@ -78,13 +80,14 @@ import TestRequirements
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
         let cache = try HTTPImageCache(redis: redis.url(), options: RedisCacheFixtures.options())
+        cache.warningHandler = { [warnings] in warnings.append($0) }
         let make = { makeDownloader { $0.imageCache = nil; $0.httpCache = cache }.0 }
         let (a, b) = (make(), make())
         let first = Task { try await a.image(for: url, options: .useURLCache) }
         await server.awaitRequests(tag: tag, count: 1)
         let second = Task { try await b.image(for: url, options: .useURLCache) }
         let flights = try flights(cache)
-        #expect(await waitUntil { flights.waitsBegun == 1 })
+        #expect(await waitUntil { flights.waitsBegun == 1 }, "warnings: \(warnings.all)")
         server.release(tag)
         _ = try await first.value
         #expect(try await second.value.metrics?.source == .httpCache)

@@ -1,4 +1,5 @@
 import Foundation
+import TestRequirements
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -286,7 +287,7 @@ final class FixtureServer: Sendable {
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         do {
-            try process.run()
+            try ChildProcesses.run(process)
         } catch {
             return .failure(LaunchFailure(message: "cannot start \(interpreter) \(script.path): \(error)"))
         }

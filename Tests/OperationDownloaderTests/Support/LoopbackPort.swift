@@ -9,7 +9,7 @@ enum LoopbackPort {
 
     /// A port the kernel picked and released (the server binds it a moment later).
     static func free() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(message: "socket() failed") }
         defer { close(fd) }
         var address = sockaddr_in()
@@ -32,7 +32,7 @@ enum LoopbackPort {
     static func waitForListener(port: Int, process: Process) -> Bool {
         for _ in 0..<200 {
             guard process.isRunning else { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -50,12 +50,25 @@ enum LoopbackPort {
 
 /// The python supervisor the test servers (nginx, redis-server) run under: it unblocks signals (the mask is
 /// inherited from the spawning thread), starts the command in argv[2:], and kills it on stdin EOF (the test process
-/// closing its end, or dying) or after argv[1] seconds.
+/// closing its end, or dying), on SIGTERM (`stop(_:)`), or after argv[1] seconds.
+///
+/// It must not close the descriptors it inherited: one is the socket through which Foundation's `Process` learns
+/// that it exited (its end closing), and Foundation then waits for the exit on the one thread that serves every
+/// `Process` of the test process.
 enum ServerSupervisor {
     static let script = """
     import signal, subprocess, sys, threading
+    stopping = threading.Event()
+    child = None
+    def stop(*_):
+        stopping.set()
+        if child is not None:
+            child.kill()
+    signal.signal(signal.SIGTERM, stop)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     child = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL)
+    if stopping.is_set():
+        child.kill()
     def watch():
         try:
             while sys.stdin.buffer.read(4096):
@@ -70,4 +83,12 @@ enum ServerSupervisor {
         child.kill()
     child.wait()
     """
+
+    /// Stops a supervised server at once, whatever else holds its stdin: SIGTERM makes the supervisor kill the
+    /// server and exit; closing `lifeline` is what ends it should the signal be missed.
+    static func stop(_ process: Process, lifeline: Pipe) {
+        try? lifeline.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
 }

@@ -1,11 +1,12 @@
 import Foundation
+import TestRequirements
 
 /// Debian's nginx, unpacked (not installed: no service) by `.ci/run` or Benchmarks/run.sh, serving HTTPS
 /// with HTTP/2 on 127.0.0.1 from a temporary directory. Found through `OD_NGINX` (the binary's path).
 ///
-/// It runs in the foreground (`master_process off`) under a small Python supervisor that kills it when the
-/// test process closes the supervisor's stdin (`stop()`, or the test process ending however it ends) or after
-/// 120 s. (`timeout` would not do: a child of a dispatch thread inherits its blocked signals, SIGALRM and
+/// It runs in the foreground (`master_process off`) under a small Python supervisor (`ServerSupervisor`) that
+/// kills it on `stop()`, when the test process ends however it ends (the supervisor's stdin closes), or after
+/// 600 s, a bound far past any test on a loaded machine. (`timeout` would not do: a child of a dispatch thread inherits its blocked signals, SIGALRM and
 /// SIGTERM included.)
 final class NginxServer: @unchecked Sendable {  // immutable after init
     static var binary: String? {
@@ -61,11 +62,11 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
         try configuration.write(to: conf, atomically: true, encoding: .utf8)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", ServerSupervisor.script, "120", binary, "-p", d, "-c", conf.path, "-e", "\(d)/error.log"]
+        process.arguments = ["python3", "-c", ServerSupervisor.script, "600", binary, "-p", d, "-c", conf.path, "-e", "\(d)/error.log"]
         process.standardInput = lifeline
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.run(process)
         guard LoopbackPort.waitForListener(port: port, process: process) else {
             stop()
             let log = (try? String(contentsOfFile: "\(d)/error.log", encoding: .utf8)) ?? ""
@@ -82,8 +83,7 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
     }
 
     func stop() {
-        try? lifeline.fileHandleForWriting.close()
-        process.waitUntilExit()
+        ServerSupervisor.stop(process, lifeline: lifeline)
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestRequirements
 
 /// Certificates the TLS tests make with the openssl CLI, once per test process, in a temporary directory:
 /// a CA, a server certificate it signed (for IP 127.0.0.1 only), a self-signed certificate, and the public-key
@@ -46,7 +47,7 @@ struct TestCertificates: Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do {
-            try process.run()
+            try ChildProcesses.run(process)
         } catch {
             return .failure(TestCertificateFailure(message: "cannot run /bin/sh: \(error)"))
         }

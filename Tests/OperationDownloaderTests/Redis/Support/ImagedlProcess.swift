@@ -12,7 +12,7 @@ final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Proc
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    struct Outcome {
+    struct Outcome: @unchecked Sendable {  // immutable; `records` holds JSONSerialization's values only
         let status: Int32
         /// One JSON object per URL (`--json`), in the order they ended.
         let records: [[String: Any]]
@@ -33,7 +33,7 @@ final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Proc
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
+        try ChildProcesses.run(process)
         // Read as it comes (a full pipe would block the child), on a thread with poll(2): PipeDrain says why not
         // with readabilityHandler.
         self.process = process
@@ -44,18 +44,16 @@ final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Proc
 
     var processIdentifier: Int32 { process.processIdentifier }
 
-    /// Waits for the process to end (on a dispatch thread, off the cooperative pool) and parses its records.
+    /// Waits for the process to end (on a thread of its own, off the cooperative pool and dispatch's workers) and
+    /// parses its records.
     func finish() async -> Outcome {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            DispatchQueue.global().async { [self] in
-                process.waitUntilExit()
-                let (out, err) = drain.wait()
-                let records = String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { line in
-                    (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-                }
-                continuation.resume(returning: Outcome(status: process.terminationStatus, records: records,
-                                                       standardError: String(decoding: err, as: UTF8.self)))
+        await offCooperativePool { [self] in
+            process.waitUntilExit()
+            let (out, err) = drain.wait()
+            let records = String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
             }
+            return Outcome(status: process.terminationStatus, records: records, standardError: String(decoding: err, as: UTF8.self))
         }
     }
 }

@@ -2,9 +2,9 @@ import Foundation
 import TestRequirements
 
 /// A redis-server of the test's own on 127.0.0.1: a free port, no persistence (`--save ""`, no AOF, a
-/// temporary working directory), started in the foreground under a small Python supervisor that kills it when
-/// the test process closes the supervisor's stdin (`stop()`, or the test process ending however it ends) or
-/// after 300 s. (Signals blocked in the spawning dispatch thread are unblocked first, as for nginx.)
+/// temporary working directory), started in the foreground under a small Python supervisor (`ServerSupervisor`)
+/// that kills it on `stop()`, when the test process ends however it ends (the supervisor's stdin closes), or
+/// after 900 s, a bound far past any test on a loaded machine. (Signals blocked in the spawning dispatch thread are unblocked first, as for nginx.)
 final class RedisServer: @unchecked Sendable {  // immutable after init; `process` and `lifeline` are thread-safe
     let port: Int
     let directory: URL
@@ -12,14 +12,10 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
     private let lifeline: Pipe
 
 
-    /// Starts a server (see `init`) on a dispatch thread: starting one blocks for as long as python and redis
+    /// Starts a server (see `init`) on a thread of its own: starting one blocks for as long as python and redis
     /// take to come up, which on the cooperative pool (two threads on two cores) stalls every other test.
     static func start(arguments: [String] = [], port: Int? = nil) async throws -> RedisServer {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try RedisServer(arguments: arguments, port: port) })
-            }
-        }
+        try await offCooperativePool { Result { try RedisServer(arguments: arguments, port: port) } }.get()
     }
 
     /// Starts a server; `arguments` are extra configuration (`["--requirepass", "secret"]`); `port` nil picks a
@@ -32,30 +28,43 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
         // A port picked free may be taken before redis binds it: a few tries.
         for _ in 0..<5 {
             let port = try fixedPort ?? LoopbackPort.free()
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent("redis.pid"))
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", ServerSupervisor.script, "300", binary,
+            process.arguments = ["python3", "-c", ServerSupervisor.script, "900", binary,
                                  "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                                  "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
                                  "--logfile", directory.appendingPathComponent("redis.log").path,
-                                 "--enable-debug-command", "local"] + arguments
+                                 "--enable-debug-command", "local",
+                                 "--pidfile", directory.appendingPathComponent("redis.pid").path] + arguments
             let lifeline = Pipe()
             process.standardInput = lifeline
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
-            if LoopbackPort.waitForListener(port: port, process: process) {
+            try ChildProcesses.run(process)
+            if LoopbackPort.waitForListener(port: port, process: process), Self.waitForPidFile(in: directory, process: process) {
                 self.port = port
                 self.process = process
                 self.lifeline = lifeline
                 return
             }
-            try? lifeline.fileHandleForWriting.close()
-            process.waitUntilExit()
+            ServerSupervisor.stop(process, lifeline: lifeline)
             lastError = (try? String(contentsOf: directory.appendingPathComponent("redis.log"), encoding: .utf8)) ?? "no log"
         }
         try? FileManager.default.removeItem(at: directory)
         throw RedisServerFailure(message: "redis-server did not start: \(lastError.suffix(500))")
+    }
+
+    /// Whether the listener found is this server: redis writes its pid file once it has bound its port, and exits
+    /// without one when the port was taken meanwhile (then the listener belongs to someone else). Bounded at 10 s.
+    private static func waitForPidFile(in directory: URL, process: Process) -> Bool {
+        let pidFile = directory.appendingPathComponent("redis.pid").path
+        for _ in 0..<500 {
+            if FileManager.default.fileExists(atPath: pidFile) { return true }
+            guard process.isRunning else { return false }
+            usleep(20_000)
+        }
+        return false
     }
 
     /// `redis://127.0.0.1:<port>/<db>`, with credentials when given.
@@ -67,8 +76,7 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
 
     /// Kills the server (SIGKILL through the supervisor) and removes its directory. Idempotent.
     func stop() {
-        try? lifeline.fileHandleForWriting.close()
-        process.waitUntilExit()
+        ServerSupervisor.stop(process, lifeline: lifeline)
         try? FileManager.default.removeItem(at: directory)
     }
 }
