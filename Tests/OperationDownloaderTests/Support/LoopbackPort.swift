@@ -27,24 +27,31 @@ enum LoopbackPort {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Connects until the server `process` runs accepts on `port` (a start-up wait, bounded at 10 s; not a
-    /// timing assertion). False when the process exits first or the bound passes.
-    static func waitForListener(port: Int, process: Process) -> Bool {
+    /// Waits until the server `process` runs accepts on `port` and has written `pidFile` (a start-up wait,
+    /// bounded at 10 s; not a timing assertion). redis-server and nginx write their pid file only once they have
+    /// bound their port, so a listener found without it belongs to another server (the port was taken between
+    /// `free()` and the bind). False when the process exits first or the bound passes.
+    static func waitForServer(port: Int, process: Process, pidFile: URL) -> Bool {
         for _ in 0..<200 {
             guard process.isRunning else { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            close(fd)
-            if connected == 0 { return true }
+            if accepts(port), FileManager.default.fileExists(atPath: pidFile.path) { return true }
             usleep(50_000)
         }
         return false
+    }
+
+    /// Whether a connection to 127.0.0.1:`port` is accepted now.
+    private static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return connected == 0
     }
 }
 

@@ -6,8 +6,8 @@ import TestRequirements
 ///
 /// It runs in the foreground (`master_process off`) under a small Python supervisor (`ServerSupervisor`) that
 /// kills it on `stop()`, when the test process ends however it ends (the supervisor's stdin closes), or after
-/// 600 s, a bound far past any test on a loaded machine. (`timeout` would not do: a child of a dispatch thread inherits its blocked signals, SIGALRM and
-/// SIGTERM included.)
+/// 600 s, a bound far past any test on a loaded machine. (`timeout` would not do: a child of a dispatch thread
+/// inherits its blocked signals, SIGALRM and SIGTERM included.)
 final class NginxServer: @unchecked Sendable {  // immutable after init
     static var binary: String? {
         guard let path = ProcessInfo.processInfo.environment["OD_NGINX"], FileManager.default.isExecutableFile(atPath: path) else {
@@ -33,11 +33,12 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
         accessLog = directory.appendingPathComponent("access.log")
         port = try LoopbackPort.free()
         let d = directory.path
+        let pidFile = directory.appendingPathComponent("nginx.pid")
         let configuration = """
         worker_processes 1;
         daemon off;
         master_process off;
-        pid \(d)/nginx.pid;
+        pid \(pidFile.path);
         error_log \(d)/error.log warn;
         events { worker_connections 256; }
         http {
@@ -67,7 +68,7 @@ final class NginxServer: @unchecked Sendable {  // immutable after init
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try ChildProcesses.run(process)
-        guard LoopbackPort.waitForListener(port: port, process: process) else {
+        guard LoopbackPort.waitForServer(port: port, process: process, pidFile: pidFile) else {
             stop()
             let log = (try? String(contentsOfFile: "\(d)/error.log", encoding: .utf8)) ?? ""
             throw TestCertificateFailure(message: "nginx did not start: \(log.suffix(500))")

@@ -4,7 +4,8 @@ import TestRequirements
 /// A redis-server of the test's own on 127.0.0.1: a free port, no persistence (`--save ""`, no AOF, a
 /// temporary working directory), started in the foreground under a small Python supervisor (`ServerSupervisor`)
 /// that kills it on `stop()`, when the test process ends however it ends (the supervisor's stdin closes), or
-/// after 900 s, a bound far past any test on a loaded machine. (Signals blocked in the spawning dispatch thread are unblocked first, as for nginx.)
+/// after 900 s, a bound far past any test on a loaded machine. (Signals blocked in the spawning dispatch thread
+/// are unblocked first, as for nginx.)
 final class RedisServer: @unchecked Sendable {  // immutable after init; `process` and `lifeline` are thread-safe
     let port: Int
     let directory: URL
@@ -25,10 +26,11 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var lastError = "not started"
+        let pidFile = directory.appendingPathComponent("redis.pid")
         // A port picked free may be taken before redis binds it: a few tries.
         for _ in 0..<5 {
             let port = try fixedPort ?? LoopbackPort.free()
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent("redis.pid"))
+            try? FileManager.default.removeItem(at: pidFile)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", "-c", ServerSupervisor.script, "900", binary,
@@ -36,13 +38,13 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
                                  "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
                                  "--logfile", directory.appendingPathComponent("redis.log").path,
                                  "--enable-debug-command", "local",
-                                 "--pidfile", directory.appendingPathComponent("redis.pid").path] + arguments
+                                 "--pidfile", pidFile.path] + arguments
             let lifeline = Pipe()
             process.standardInput = lifeline
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try ChildProcesses.run(process)
-            if LoopbackPort.waitForListener(port: port, process: process), Self.waitForPidFile(in: directory, process: process) {
+            if LoopbackPort.waitForServer(port: port, process: process, pidFile: pidFile) {
                 self.port = port
                 self.process = process
                 self.lifeline = lifeline
@@ -53,18 +55,6 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
         }
         try? FileManager.default.removeItem(at: directory)
         throw RedisServerFailure(message: "redis-server did not start: \(lastError.suffix(500))")
-    }
-
-    /// Whether the listener found is this server: redis writes its pid file once it has bound its port, and exits
-    /// without one when the port was taken meanwhile (then the listener belongs to someone else). Bounded at 10 s.
-    private static func waitForPidFile(in directory: URL, process: Process) -> Bool {
-        let pidFile = directory.appendingPathComponent("redis.pid").path
-        for _ in 0..<500 {
-            if FileManager.default.fileExists(atPath: pidFile) { return true }
-            guard process.isRunning else { return false }
-            usleep(20_000)
-        }
-        return false
     }
 
     /// `redis://127.0.0.1:<port>/<db>`, with credentials when given.
