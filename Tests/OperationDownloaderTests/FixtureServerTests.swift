@@ -161,6 +161,24 @@ import Testing
         #expect(server.requests(tag: UUID().uuidString).isEmpty)
     }
 
+    /// The long poll behind `awaitRequests` (`/_log?wait=`): it answers once the log meets its condition, and at
+    /// its bound with the log as it is when the requests never come (the caller then reports what was missing).
+    @Test func logLongPollAnswersWhenMetOrAtItsBound() async throws {
+        _ = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"))
+        let met = await client.fetch(server.url("/_log?tag=\(tag)&count=1&finished=1&wait=60"))
+        #expect(met.status == 200)
+        let log = try JSONDecoder().decode([LoggedRequest].self, from: met.data)
+        #expect(log.map(\.path) == ["/images/tiny.png"])
+        #expect(log.first?.finished != nil)
+
+        let never = await client.fetch(server.url("/_log?tag=\(UUID().uuidString)&count=1&wait=0.5"))
+        #expect(never.status == 200)
+        #expect(try JSONDecoder().decode([LoggedRequest].self, from: never.data).isEmpty)
+        for query in ["count=one&wait=1", "count=1&wait=nan", "count=1&wait=soon"] {
+            #expect(await client.fetch(server.url("/_log?tag=\(tag)&\(query)")).status == 400, "\(query)")
+        }
+    }
+
     @Test func sequentialRequestsHaveConcurrencyOne() async throws {
         for _ in 0..<3 {
             _ = await client.fetch(server.url("/images/tiny.png?tag=\(tag)"))

@@ -21,6 +21,7 @@ import gzip
 import hashlib
 import http.server
 import json
+import math
 import mimetypes
 import os
 import select
@@ -54,6 +55,7 @@ MAX_REDIRECT_HOPS = 1000
 SOCKET_TIMEOUT_SECONDS = 120.0  # idle keep-alive, and a client that stops reading (a bound: a loaded run stalls tests past 30 s)
 MAX_LOG_ENTRIES_PER_TAG = 100_000
 MAX_LOG_ENTRIES_TOTAL = 1_000_000
+MAX_LOG_WAIT_SECONDS = 300.0  # a /_log?wait= long poll
 MAX_HOLD_IDS = 100_000
 POLL_SECONDS = 0.05  # how often a waiting handler checks whether its client went away
 WRITE_BLOCK = 64 * 1024
@@ -128,6 +130,8 @@ class RequestLog:
 
     def __init__(self):
         self._lock = threading.Lock()
+        # Notified on every begin and finish: /_log?wait= sleeps on it instead of the client polling.
+        self._changed = threading.Condition(self._lock)
         self._entries = {}      # tag -> [entry dict]
         self._in_flight = {}    # tag -> current concurrency
         self._max = {}          # tag -> max concurrency seen
@@ -144,6 +148,7 @@ class RequestLog:
             self._in_flight[tag] = current
             if current > self._max.get(tag, 0):
                 self._max[tag] = current
+            self._changed.notify_all()
 
     def finish(self, tag, entry, status, bytes_sent, aborted):
         with self._lock:
@@ -152,10 +157,21 @@ class RequestLog:
             entry["bytesSent"] = bytes_sent
             entry["aborted"] = aborted
             self._in_flight[tag] = max(0, self._in_flight.get(tag, 0) - 1)
+            self._changed.notify_all()
 
     def entries(self, tag):
         with self._lock:
             # Copies, so that JSON encoding happens outside the lock.
+            return [dict(e) for e in self._entries.get(tag, [])]
+
+    def wait_for(self, tag, count, finished, seconds):
+        """The entries of `tag` once at least `count` have arrived (and, with `finished`, all of them have
+        ended), or when `seconds` have passed: the caller judges which."""
+        def satisfied():
+            entries = self._entries.get(tag, [])
+            return len(entries) >= count and (not finished or all(e.get("finished") is not None for e in entries))
+        with self._lock:
+            self._changed.wait_for(satisfied, timeout=max(0.0, min(seconds, MAX_LOG_WAIT_SECONDS)))
             return [dict(e) for e in self._entries.get(tag, [])]
 
     def stats(self, tag):
@@ -479,7 +495,18 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
         self._bytes_sent = 0
         head = segments[0]
         tag = query.get("tag", "")
-        if head == "_log" and len(segments) == 1:
+        if head == "_log" and len(segments) == 1 and "wait" in query:
+            # Long poll: answers once `count` requests of the tag arrived (and ended, with finished=1).
+            try:
+                count, seconds = int(query.get("count", "0")), float(query["wait"])
+                if not math.isfinite(seconds):
+                    raise ValueError(query["wait"])
+            except ValueError:
+                self._json({"error": "count and wait must be numbers"}, code=400)
+                return
+            finished = query.get("finished") == "1"
+            self._json(self.server.request_log.wait_for(tag, count, finished, seconds))
+        elif head == "_log" and len(segments) == 1:
             self._json(self.server.request_log.entries(tag))
         elif head == "_stats" and len(segments) == 1:
             self._json(self.server.request_log.stats(tag))

@@ -58,6 +58,9 @@ final class FixtureServer: Sendable {
     /// pipe closes, which happens when this process ends, however it ends.
     private let lifeline: Launched?
     private let controlSession: URLSession
+    /// For `/_log?wait=` long polls, which send nothing until the server answers: an idle timeout of their own,
+    /// above the server's bound on a wait (MAX_LOG_WAIT_SECONDS, 300 s).
+    private let longPollSession: URLSession
 
     /// How long to wait for `PORT <n>`; generous because the machine is shared by parallel builds.
     private static let startupTimeout: TimeInterval = 30
@@ -70,6 +73,8 @@ final class FixtureServer: Sendable {
         configuration.httpShouldSetCookies = false
         configuration.timeoutIntervalForRequest = Self.controlTimeout
         controlSession = URLSession(configuration: configuration)
+        configuration.timeoutIntervalForRequest = 300 + Self.controlTimeout  // the session above keeps its copy
+        longPollSession = URLSession(configuration: configuration)
 
         let started = Self.launch()
         switch started {
@@ -122,34 +127,26 @@ final class FixtureServer: Sendable {
             ?? FixtureStats(count: 0, maxConcurrency: 0, inFlight: nil)
     }
 
-    /// Waits (bounded by `timeout`; polling, not a timing assertion) until at least `count` requests with
-    /// `tag` have arrived, e.g. until a held request reached the server; with `finished`, also until every
-    /// one of them has ended on the server side.
+    /// Waits (bounded by `timeout`, not a timing assertion) until at least `count` requests with `tag` have
+    /// arrived, e.g. until a held request reached the server; with `finished`, also until every one of them has
+    /// ended on the server side.
     ///
     /// Use `finished: true` before asserting `finished`, `bytesSent` or `aborted`: a client can see the
     /// last byte of a response a moment before the server's handler records its end.
     /// Returns the log at that point; records an issue when the condition was not reached.
+    ///
+    /// One long-poll control call (`/_log?wait=`): the server answers when its log meets the condition (it is
+    /// notified of every request's start and end), or at the bound. Polling the log every 20 ms instead kept a
+    /// control request and a sleeping task going through every wait, work that a loaded two-core machine could
+    /// least spare while the requests waited for were still to be made.
     @discardableResult
     func awaitRequests(
         tag: String, count: Int, finished: Bool = false, timeout: TimeInterval = 60,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> [LoggedRequest] {
-        func satisfied(_ log: [LoggedRequest]) -> Bool {
-            log.count >= count && (!finished || log.allSatisfy { $0.finished != nil })
-        }
-        let deadline = Date().addingTimeInterval(timeout)
-        // Asynchronous control calls: a synchronous one would hold a thread of the cooperative pool (two, on two
-        // cores) for every look, while the tasks that should make the requests arrive wait for a thread.
-        // The clock is read before the log, so the last read always starts after the deadline: a read made
-        // earlier can reach this task late, when the cooperative pool was busy, and must not be the one judged.
-        var log: [LoggedRequest]
-        while true {
-            let late = Date() >= deadline
-            log = await loggedRequests(tag: tag, sourceLocation: sourceLocation)
-            if satisfied(log) || late || startupFailure != nil { break }
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        if !satisfied(log) {
+        let query = "tag=\(Self.encoded(tag))&count=\(count)&finished=\(finished ? 1 : 0)&wait=\(timeout)"
+        let log = await loggedRequests("/_log?\(query)", waiting: timeout, sourceLocation: sourceLocation)
+        if log.count < count || (finished && !log.allSatisfy({ $0.finished != nil })) {
             let ended = log.filter { $0.finished != nil }.count
             Issue.record(
                 "FixtureServer: for tag \(tag), \(log.count) of \(count) requests arrived, \(ended) ended",
@@ -174,13 +171,18 @@ final class FixtureServer: Sendable {
         return decode(data, of: pathAndQuery, sourceLocation: sourceLocation)
     }
 
-    /// `requests(tag:)` without blocking a thread while the server answers.
-    private func loggedRequests(tag: String, sourceLocation: SourceLocation) async -> [LoggedRequest] {
-        let pathAndQuery = "/_log?tag=\(Self.encoded(tag))"
+    /// An asynchronous `/_log` call that the server may hold for up to `waiting` seconds: a synchronous one would
+    /// hold a thread of the cooperative pool (two, on two cores) while the tasks that should make the requests
+    /// wait for one.
+    private func loggedRequests(
+        _ pathAndQuery: String, waiting: TimeInterval, sourceLocation: SourceLocation
+    ) async -> [LoggedRequest] {
         guard let url = controlURL(pathAndQuery, sourceLocation: sourceLocation) else { return [] }
+        var request = URLRequest(url: url)
+        // The server answers at `waiting` at the latest; the margin covers a loaded machine.
+        request.timeoutInterval = waiting + Self.controlTimeout
         let reply = await withCheckedContinuation { (continuation: CheckedContinuation<ControlReply, Never>) in
-            // Bounded by the control session's request timeout.
-            controlSession.dataTask(with: url) { data, response, error in
+            longPollSession.dataTask(with: request) { data, response, error in
                 continuation.resume(returning: ControlReply(data, response, error))
             }.resume()
         }
