@@ -19,13 +19,17 @@ import Testing
         value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
     }
 
-    /// Polls `condition` (bounded, to avoid hangs; not a timing assertion). Returns whether it became true.
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<500 {
-            if condition() { return true }
-            try? await Task.sleep(nanoseconds: 20_000_000)
+    /// Whether `process` exits within `seconds` (a bound against hangs, not a timing assertion): a thread of its
+    /// own waits for the exit, and the test waits for that thread.
+    func exits(_ process: Process, within seconds: TimeInterval) async -> Bool {
+        await offCooperativePool {
+            let exited = DispatchSemaphore(value: 0)
+            Thread {
+                process.waitUntilExit()
+                exited.signal()
+            }.start()
+            return exited.wait(timeout: .now() + seconds) == .success
         }
-        return condition()
     }
 
     // MARK: /images
@@ -304,7 +308,7 @@ import Testing
         let health = try #require(URL(string: "http://127.0.0.1:\(launched.port)/_health"))
         #expect(await client.fetch(health).status == 200)
         try launched.stdin.fileHandleForWriting.close()
-        let exited = await eventually { !launched.process.isRunning }
+        let exited = await exits(launched.process, within: 30)
         #expect(exited)
         if exited {
             #expect(launched.process.terminationStatus == 0)
