@@ -33,7 +33,7 @@ import Testing
         let recorders = (0..<3).map { _ in DownloadRecorder() }
         let tokens = recorders.map { downloader.downloadImage(url, progress: $0.progress, completed: $0.completed) }
         // Wait until the request is at the server, so the cancel happens mid-download.
-        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        #expect(await server.awaitRequests(tag: tag, count: 1).count == 1)
         tokens[1]?.cancel()
         tokens[1]?.cancel()  // a second cancel is a no-op
         await recorders[1].waitForCompletion()
@@ -64,7 +64,7 @@ import Testing
         for recorder in recorders { await recorder.waitForCompletion() }
         #expect(recorders.allSatisfy { $0.finals.count == 1 && $0.downloaderError?.caseName == "cancelled" })
         // The server sees the client go away before the body was complete.
-        #expect(await waitUntil { server.requests(tag: tag).first?.finished != nil })
+        #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.finished != nil)
         let logged = try #require(server.requests(tag: tag).first)
         #expect(logged.aborted == true)
         #expect((logged.bytesSent ?? 0) < 70522)
@@ -78,7 +78,7 @@ import Testing
         let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
         let first = DownloadRecorder()
         let token = downloader.downloadImage(url, completed: first.completed)
-        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        #expect(await server.awaitRequests(tag: tag, count: 1).count == 1)
         token?.cancel()
         let second = DownloadRecorder()
         let secondToken = downloader.downloadImage(url, completed: second.completed)

@@ -137,7 +137,7 @@ import Testing
         let other = DownloadRecorder()
         downloader.downloadImage(url, completed: other.completed)
         let task = Task { try await downloader.image(for: url) }
-        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        #expect(await server.awaitRequests(tag: tag, count: 1).count == 1)
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         // The other caller of the same URL still gets its image.
@@ -165,7 +165,7 @@ import Testing
         for try await event in downloader.events(for: url) {
             if case .progress(let received, _) = event, received > 0 { break }
         }
-        #expect(await waitUntil { server.requests(tag: tag).first?.finished != nil })
+        #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.finished != nil)
         #expect(server.requests(tag: tag).first?.aborted == true)
         #expect(await waitUntil { downloader.currentDownloadCount == 0 })
     }
@@ -179,7 +179,7 @@ import Testing
         let recorder = DownloadRecorder()
         downloader.downloadImage(
             server.url("/hold/\(tag)/tiny.png?tag=\(tag)"), options: .continueInBackground, completed: recorder.completed)
-        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        #expect(await server.awaitRequests(tag: tag, count: 1).count == 1)
         // Running: begun and not yet ended (not ended at the end of start()).
         #expect(provider.begun.current.count == 1)
         #expect(provider.ended.current.isEmpty)
@@ -198,7 +198,7 @@ import Testing
             downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)&max=120"), completed: recorder.completed)
             return recorder
         }
-        #expect(await waitUntil { server.stats(tag: tag).count == 2 })
+        #expect(await server.awaitRequests(tag: tag, count: 2).count == 2)
         downloader.cancelAllDownloads()
         for recorder in recorders { await recorder.waitForCompletion() }
         await drain(queue)
@@ -217,7 +217,7 @@ import Testing
             downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)&max=120"), completed: recorder.completed)
             return recorder
         }
-        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        #expect(await server.awaitRequests(tag: tag, count: 1).count == 1)
         downloader.invalidate(cancelPendingOperations: true)
         for recorder in recorders { await recorder.waitForCompletion() }
         await drain(queue)
@@ -238,7 +238,7 @@ import Testing
             downloader.downloadImage(server.url("/hold/\(tag)/tiny.png?tag=\(tag)&i=\(index)"), completed: recorder.completed)
             return recorder
         }
-        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        #expect(await server.awaitRequests(tag: tag, count: 1).count == 1)
         downloader.invalidate(cancelPendingOperations: false)
         server.release(tag)
         for recorder in recorders { await recorder.waitForCompletion() }

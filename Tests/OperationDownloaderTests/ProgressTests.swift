@@ -47,7 +47,7 @@ import Testing
         let url = server.url("/hold/\(tag)/image.png?tag=\(tag)")
         let first = DownloadRecorder()
         downloader.downloadImage(url, completed: first.completed)
-        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        #expect(await server.awaitRequests(tag: tag, count: 1).count == 1)
         let joined = DownloadRecorder()
         downloader.downloadImage(url, progress: joined.progress, completed: joined.completed)
         server.release(tag)

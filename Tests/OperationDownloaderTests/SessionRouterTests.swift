@@ -22,7 +22,7 @@ import Testing
         let transfer = transport.makeTransfer(request, client: client)
         transfer.resume()
         #expect(transport.router?.routeCount == 1)
-        #expect(await waitUntil { server.stats(tag: tag).count == 1 })
+        #expect(await server.awaitRequests(tag: tag, count: 1).count == 1)
         transfer.cancel()
         #expect(transport.router?.routeCount == 0)
         server.release(tag)
