@@ -55,7 +55,7 @@ MAX_REDIRECT_HOPS = 1000
 SOCKET_TIMEOUT_SECONDS = 120.0  # idle keep-alive, and a client that stops reading (a bound: a loaded run stalls tests past 30 s)
 MAX_LOG_ENTRIES_PER_TAG = 100_000
 MAX_LOG_ENTRIES_TOTAL = 1_000_000
-MAX_LOG_WAIT_SECONDS = 300.0  # a /_log?wait= long poll
+MAX_LOG_WAIT_SECONDS = 300.0  # a /_log?wait= long poll (FixtureServer.maximumLogWait in the Swift tests)
 MAX_HOLD_IDS = 100_000
 POLL_SECONDS = 0.05  # how often a waiting handler checks whether its client went away
 WRITE_BLOCK = 64 * 1024

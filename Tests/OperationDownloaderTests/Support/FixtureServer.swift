@@ -59,12 +59,14 @@ final class FixtureServer: Sendable {
     private let lifeline: Launched?
     private let controlSession: URLSession
     /// For `/_log?wait=` long polls, which send nothing until the server answers: an idle timeout of their own,
-    /// above the server's bound on a wait (MAX_LOG_WAIT_SECONDS, 300 s).
+    /// above the server's bound on a wait.
     private let longPollSession: URLSession
 
     /// How long to wait for `PORT <n>`; generous because the machine is shared by parallel builds.
     private static let startupTimeout: TimeInterval = 30
     private static let controlTimeout: TimeInterval = 15
+    /// The longest the server holds a `/_log?wait=` call (MAX_LOG_WAIT_SECONDS in fixture_server.py).
+    private static let maximumLogWait: TimeInterval = 300
 
     private init() {
         let configuration = URLSessionConfiguration.ephemeral
@@ -73,7 +75,8 @@ final class FixtureServer: Sendable {
         configuration.httpShouldSetCookies = false
         configuration.timeoutIntervalForRequest = Self.controlTimeout
         controlSession = URLSession(configuration: configuration)
-        configuration.timeoutIntervalForRequest = 300 + Self.controlTimeout  // the session above keeps its copy
+        // The session above keeps its own copy of the configuration.
+        configuration.timeoutIntervalForRequest = Self.maximumLogWait + Self.controlTimeout
         longPollSession = URLSession(configuration: configuration)
 
         let started = Self.launch()
