@@ -4,7 +4,9 @@ import Foundation
 /// bare curl transport, the downloader on it, raw URLSession and the downloader on URLSession, over HTTP/1.1
 /// and over HTTPS with HTTP/2. Each client in its own process, clients rotating within rounds, every ratio
 /// taken within a round (as the download section does). The goals: the downloader on curl at
-/// ≥ 0.8× curl's throughput (and ≤ 2× its instructions: see TransportInstructionsBenchmark).
+/// ≥ 0.8× curl's throughput (and ≤ 2× its instructions: see TransportInstructionsBenchmark). Two probes show
+/// the ceiling of the design itself: a bare `Operation` per URL on the curl transport, without and with a
+/// callback queue, and none of the package's code.
 struct TransportBenchmark {
     let context: RunContext
     static let section = "Transports"
@@ -134,6 +136,15 @@ struct TransportBenchmark {
             report.headline("curl_transport_ratio_vs_curl\(x)", section: s, label: "bare curl transport req/s ÷ curl req/s, whole processes\(over)", unit: "×", ratio(.curlTransport, .curl, process: true))
         } else {
             skip("curl_transport_ratio_vs_curl\(x)", measured(.curlTransport) ? .curl : .curlTransport)
+        }
+        // The ceiling of SPEC §6.2's shape on curl: an Operation per URL with none of the package's code.
+        for probe in [TransportClient.curlOperationProbe, .curlOperationCallbackProbe] where measured(probe) {
+            if measured(.curl) {
+                report.detail("\(probe.rawValue)_ratio_vs_curl\(x)", section: s, label: "\(probe.label) req/s ÷ curl req/s, whole processes\(over)", unit: "×", ratio(probe, .curl, process: true))
+            }
+            if measured(.downloaderCurl) {
+                report.detail("downloader_curl_ratio_vs_\(probe.rawValue)\(x)", section: s, label: "ImageDownloader on curl req/s ÷ \(probe.label) req/s\(over)", unit: "×", ratio(.downloaderCurl, probe))
+            }
         }
         if measured(.downloaderCurl) && measured(.curl) {
             report.headline("downloader_curl_ratio_vs_curl\(x)", section: s, label: "ImageDownloader on curl req/s ÷ curl req/s, whole processes (goal ≥ 0.8)\(over)", unit: "×", ratio(.downloaderCurl, .curl, process: true))

@@ -5,6 +5,8 @@ import Foundation
 enum TransportClient: String, CaseIterable {
     case curl
     case curlTransport = "curl_transport"
+    case curlOperationProbe = "curl_operation_probe"
+    case curlOperationCallbackProbe = "curl_operation_callback_probe"
     case downloaderCurl = "downloader_curl"
     case urlSession = "urlsession"
     case downloaderURLSession = "downloader_urlsession"
@@ -13,6 +15,8 @@ enum TransportClient: String, CaseIterable {
         switch self {
         case .curl: return "curl --parallel --parallel-max 6"
         case .curlTransport: return "bare curl transport (minimal client)"
+        case .curlOperationProbe: return "bare Operation per URL on the curl transport (no package code)"
+        case .curlOperationCallbackProbe: return "bare Operation per URL on the curl transport, completions on a callback queue (no package code)"
         case .downloaderCurl: return "ImageDownloader on the curl transport (decode off)"
         case .urlSession: return "raw URLSession tasks"
         case .downloaderURLSession: return "ImageDownloader on URLSession (decode off)"
@@ -23,6 +27,8 @@ enum TransportClient: String, CaseIterable {
         switch self {
         case .curl: return nil
         case .curlTransport: return .curlTransport
+        case .curlOperationProbe: return .curlOperationProbe
+        case .curlOperationCallbackProbe: return .curlOperationCallbackProbe
         case .downloaderCurl: return .downloaderCurl
         case .urlSession: return .urlSession
         case .downloaderURLSession: return .downloaderURLSession

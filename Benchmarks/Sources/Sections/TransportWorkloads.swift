@@ -8,6 +8,11 @@ import Foundation
 enum TransportWorkload: String, CaseIterable {
     /// The bare curl transport with a minimal client (no operation, no downloader).
     case curlTransport = "curl-transport"
+    /// The bare curl transport, one bare `Operation` per URL on an `OperationQueue` (SPEC §6.2's shape, no
+    /// package code): what the design's Operation machinery alone costs on curl.
+    case curlOperationProbe = "curl-operation-probe"
+    /// As `curlOperationProbe`, each completion also handed to a serial callback queue (§6.9).
+    case curlOperationCallbackProbe = "curl-operation-callback-probe"
     /// ImageDownloader with `configuration.transport = .curl`, decode off.
     case downloaderCurl = "downloader-curl"
     /// Raw URLSession data tasks with the downloader's session settings.
@@ -30,13 +35,19 @@ enum TransportWorkload: String, CaseIterable {
         var failures: Int?
         var firstError: String?
         switch self {
-        case .curlTransport:
+        case .curlTransport, .curlOperationProbe, .curlOperationCallbackProbe:
             if let reason = CurlTransportProbe.unavailableReason {
                 print("{\"unavailable\": \(JSONValue.string(reason).serialized())}")
                 return 4
             }
             let headers = RawURLSessionClient.request(for: urls[0]).allHTTPHeaderFields ?? [:]
-            let outcome = CurlTransportProbe.download(urls, concurrency: 6, headers: headers, caFile: caFile)
+            let scheduling: CurlTransportProbe.Scheduling = switch self {
+            case .curlOperationProbe: .operationPerURL(callbackQueue: false)
+            case .curlOperationCallbackProbe: .operationPerURL(callbackQueue: true)
+            default: .direct
+            }
+            let outcome = CurlTransportProbe.download(
+                urls, concurrency: 6, headers: headers, caFile: caFile, scheduling: scheduling)
             failures = outcome?.failures
             firstError = outcome?.firstError
         case .downloaderCurl, .downloaderURLSession:

@@ -13,6 +13,18 @@ public enum CurlTransportProbe {
         public var firstError: String?
     }
 
+    /// How the probe starts its transfers.
+    public enum Scheduling: Sendable {
+        /// A new transfer starts from the completion of the last one, on the transport's thread: no hand-off.
+        case direct
+        /// SPEC §6.2's shape without any of the package: one bare asynchronous `Operation` per URL on an
+        /// `OperationQueue` (`concurrency` at a time, every operation added at once), whose `start()` begins the
+        /// transfer and whose transfer's end finishes it. With `callbackQueue`, each completion is also handed
+        /// to a serial queue (§6.9's callback queue) before it is counted. No callers, notifications, timeouts
+        /// or coalescing: what the platform's Operation machinery alone costs on this transport.
+        case operationPerURL(callbackQueue: Bool)
+    }
+
     /// Why the curl transport cannot run here, or nil.
     public static var unavailableReason: String? { CurlAvailability.unavailableReason }
 
@@ -20,7 +32,8 @@ public enum CurlTransportProbe {
     /// one completes, as the raw URLSession client of the benchmarks does), each body collected and dropped.
     /// `caFile` is the TLS configuration's CA file. nil when the batch did not finish within `timeout`.
     public static func download(
-        _ urls: [URL], concurrency: Int, headers: [String: String], caFile: String? = nil, timeout: TimeInterval = 300
+        _ urls: [URL], concurrency: Int, headers: [String: String], caFile: String? = nil,
+        scheduling: Scheduling = .direct, timeout: TimeInterval = 300
     ) -> Outcome? {
         var settings = CurlTransportSettings()
         settings.maximumConnectionsPerHost = concurrency
@@ -28,7 +41,14 @@ public enum CurlTransportProbe {
         let transport = CurlTransport(settings: settings)
         defer { transport.invalidate(cancellingTransfers: true) }
         let batch = ProbeBatch(urls: urls, headers: headers, transport: transport)
-        return batch.run(concurrency: concurrency, timeout: timeout)
+        switch scheduling {
+        case .direct:
+            return batch.run(concurrency: concurrency, timeout: timeout)
+        case .operationPerURL(let callbackQueue):
+            return batch.runOperations(
+                concurrency: concurrency, callbackQueue: callbackQueue ? DispatchQueue(label: "probe.callbacks") : nil,
+                timeout: timeout)
+        }
     }
 }
 
@@ -63,36 +83,64 @@ private final class ProbeBatch: @unchecked Sendable {  // `lock` guards every va
         return lock.withLock { CurlTransportProbe.Outcome(failures: failures, firstError: firstError) }
     }
 
-    private func start(_ url: URL) {
+    /// Every URL as an operation of its own on one queue; `pending` is not used.
+    func runOperations(concurrency: Int, callbackQueue: DispatchQueue?, timeout: TimeInterval) -> CurlTransportProbe.Outcome? {
+        let urls: [URL] = lock.withLock {
+            defer { pending = [] }
+            return pending.reversed()
+        }
+        guard !urls.isEmpty else { return CurlTransportProbe.Outcome(failures: 0) }
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = concurrency
+        queue.addOperations(urls.map { ProbeOperation(url: $0, batch: self, callbackQueue: callbackQueue) }, waitUntilFinished: false)
+        guard done.wait(timeout: .now() + timeout) == .success else {
+            queue.cancelAllOperations()
+            return nil
+        }
+        return lock.withLock { CurlTransportProbe.Outcome(failures: failures, firstError: firstError) }
+    }
+
+    fileprivate func start(_ url: URL, onEnd: (@Sendable (String?) -> Void)? = nil) {
         // As the downloader builds its requests: headers assigned at once (URLRequest.setValue is costly).
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 15)
         request.allHTTPHeaderFields = headers
-        transport.makeTransfer(TransferRequest(urlRequest: request), client: ProbeClient(batch: self)).resume()
+        let client = ProbeClient(onEnd: onEnd ?? { [self] in finished($0) })
+        transport.makeTransfer(TransferRequest(urlRequest: request), client: client).resume()
+    }
+
+    /// Counts one transfer's end (the operation variant: the queue starts the next).
+    fileprivate func counted(_ error: String?) {
+        if count(error, takingNext: false).last { done.signal() }
     }
 
     func finished(_ error: String?) {
-        let (next, last): (URL?, Bool) = lock.withLock {
+        let (next, last) = count(error, takingNext: true)
+        if let next { start(next) }
+        if last { done.signal() }
+    }
+
+    /// One lock section per end: the count, and the next URL to start when the batch starts them itself.
+    private func count(_ error: String?, takingNext: Bool) -> (next: URL?, last: Bool) {
+        lock.withLock {
             if let error {
                 failures += 1
                 if firstError == nil { firstError = error }
             }
             remaining -= 1
-            return (pending.popLast(), remaining == 0)
+            return (takingNext ? pending.popLast() : nil, remaining == 0)
         }
-        if let next { start(next) }
-        if last { done.signal() }
     }
 }
 
 /// One transfer's client: collects the body (reserving the announced length, as the operation does) and
 /// drops it at the end.
 private final class ProbeClient: TransferClient, @unchecked Sendable {  // events of one transfer are serial (seam contract)
-    private let batch: ProbeBatch
+    private let onEnd: @Sendable (String?) -> Void
     private var body = Data()
     private var status = 0
 
-    init(batch: ProbeBatch) {
-        self.batch = batch
+    init(onEnd: @escaping @Sendable (String?) -> Void) {
+        self.onEnd = onEnd
     }
 
     func transfer(_ transfer: any TransportTransfer, didReceive response: TransportResponse) {
@@ -121,6 +169,52 @@ private final class ProbeClient: TransferClient, @unchecked Sendable {  // event
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics) {
         let failed = error != nil || status != 200 || body.isEmpty
         body = Data()
-        batch.finished(failed ? (error.map { "\($0)" } ?? "status \(status)") : nil)
+        onEnd(failed ? (error.map { "\($0)" } ?? "status \(status)") : nil)
+    }
+}
+
+/// A bare asynchronous operation around one transfer, with the manual KVO corelibs needs (as the downloader's
+/// operation, and the URLSession probe of the benchmarks, do it).
+private final class ProbeOperation: Operation, @unchecked Sendable {  // `lock` guards both flags
+    private let url: URL
+    private let batch: ProbeBatch
+    private let callbackQueue: DispatchQueue?
+    private let lock = NSLock()
+    private var executingFlag = false
+    private var finishedFlag = false
+
+    init(url: URL, batch: ProbeBatch, callbackQueue: DispatchQueue?) {
+        self.url = url
+        self.batch = batch
+        self.callbackQueue = callbackQueue
+    }
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { lock.withLock { executingFlag } }
+    override var isFinished: Bool { lock.withLock { finishedFlag } }
+
+    override func start() {
+        willChangeValue(forKey: "isExecuting")
+        lock.withLock { executingFlag = true }
+        didChangeValue(forKey: "isExecuting")
+        batch.start(url) { [self] error in
+            if let callbackQueue {
+                callbackQueue.async { [batch] in batch.counted(error) }
+            } else {
+                batch.counted(error)
+            }
+            finish()
+        }
+    }
+
+    private func finish() {
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        lock.withLock {
+            executingFlag = false
+            finishedFlag = true
+        }
+        didChangeValue(forKey: "isFinished")
+        didChangeValue(forKey: "isExecuting")
     }
 }
