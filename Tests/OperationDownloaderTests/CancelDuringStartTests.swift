@@ -38,6 +38,6 @@ import Testing
         }
         for recorder in recorders { await recorder.waitForCompletion() }
         #expect(recorders.allSatisfy { $0.finals.count == 1 && $0.downloaderError?.caseName == "cancelled" })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 }

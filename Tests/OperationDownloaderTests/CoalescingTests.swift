@@ -59,7 +59,7 @@ import Testing
         let url = server.url("/drip/baseline.jpg?chunk=1024&delay_ms=2000&tag=\(tag)")
         let recorders = (0..<3).map { _ in DownloadRecorder() }
         let tokens = recorders.map { downloader.downloadImage(url, progress: $0.progress, completed: $0.completed) }
-        #expect(await waitUntil { recorders[0].progressList.contains { $0.0 > 0 } })
+        await recorders[0].wait(timeout: 120) { $0.progress.contains { $0.0 > 0 } }
         for token in tokens { token?.cancel() }
         for recorder in recorders { await recorder.waitForCompletion() }
         #expect(recorders.allSatisfy { $0.finals.count == 1 && $0.downloaderError?.caseName == "cancelled" })
@@ -68,7 +68,7 @@ import Testing
         let logged = try #require(server.requests(tag: tag).first)
         #expect(logged.aborted == true)
         #expect((logged.bytesSent ?? 0) < 70522)
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 
     @Test(arguments: TestTransports.all)
@@ -140,7 +140,7 @@ import Testing
         queueA.setSpecific(key: keyA, value: "a")
         queueB.setSpecific(key: keyB, value: "b")
         let seen = Locked<[String]>([])
-        let done = Locked(0)
+        let done = Watched(0)
         downloader.downloadImage(url, context: ImageDownloaderContext(callbackQueue: queueA), completed: { _, _, _, finished in
             if finished { seen.withLock { $0.append(DispatchQueue.getSpecific(key: keyA) ?? "?") }; done.withLock { $0 += 1 } }
         })
@@ -148,7 +148,7 @@ import Testing
             if finished { seen.withLock { $0.append(DispatchQueue.getSpecific(key: keyB) ?? "?") }; done.withLock { $0 += 1 } }
         })
         server.release(tag)
-        #expect(await waitUntil { done.current == 2 })
+        await done.wait { $0 == 2 }
         #expect(Set(seen.current) == ["a", "b"])
         #expect(server.stats(tag: tag).count == 1)
     }

@@ -9,17 +9,22 @@ import Testing
 /// it was unregistered, and an earlier deadline re-arms the single timer.
 @Suite struct DeadlineMonitorTests {
     /// Fire times per key, in seconds since the probe was made.
-    final class Probe: @unchecked Sendable {  // `lock` guards `fires`
-        private let lock = NSLock()
+    final class Probe: Sendable {
         private let start = DispatchTime.now().uptimeNanoseconds
-        private var fires: [Int: [Double]] = [:]
+        private let fires = Watched<[Int: [Double]]>([:])
 
         func record(_ key: Int) {
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            lock.withLock { fires[key, default: []].append(elapsed) }
+            fires.withLock { $0[key, default: []].append(elapsed) }
         }
 
-        var snapshot: [Int: [Double]] { lock.withLock { fires } }
+        var snapshot: [Int: [Double]] { fires.current }
+
+        /// Waits (no polling) until `condition` holds for the fires so far.
+        @discardableResult
+        func wait(timeout: TimeInterval = 120, until condition: @escaping ([Int: [Double]]) -> Bool) async -> Bool {
+            await fires.wait(timeout: timeout, until: condition)
+        }
     }
 
     @Test func manyDeadlinesEachFireOnceAndUnregisteredNeverFire() async {
@@ -35,9 +40,10 @@ import Testing
         for key in removed { monitor.unregister(registrations[key]) }
         let expected = Set(seconds.indices).subtracting(removed)
 
-        #expect(await waitUntil { Set(probe.snapshot.keys) == expected })
-        // Past the latest deadline, with margin: nothing more arrives.
-        try? await Task.sleep(nanoseconds: 500_000_000)
+        await probe.wait { Set($0.keys) == expected }
+        // Nothing more can arrive: no deadline is left (an unregistered one still there would be counted),
+        // and each fired entry was removed before its handler ran.
+        #expect(monitor.pendingCount == 0)
         let fires = probe.snapshot
         #expect(Set(fires.keys) == expected)
         for key in expected {
@@ -55,7 +61,7 @@ import Testing
         let probe = Probe()
         let late = monitor.register(after: 300) { probe.record(0) }
         _ = monitor.register(after: 0.2) { probe.record(1) }
-        #expect(await waitUntil(timeout: 30) { probe.snapshot[1] != nil })
+        await probe.wait(timeout: 30) { $0[1] != nil }
         #expect(probe.snapshot[0] == nil)
         #expect(monitor.pendingCount == 1)
         monitor.unregister(late)
@@ -70,7 +76,7 @@ import Testing
             probe.record(0)
             _ = monitor.register(after: 0.05) { probe.record(1) }
         }
-        #expect(await waitUntil { probe.snapshot[1] != nil })
+        await probe.wait { $0[1] != nil }
         #expect(probe.snapshot[0]?.count == 1)
     }
 
@@ -117,6 +123,6 @@ import Testing
             #expect(recorder.finals.count == 1)
             #expect(recorder.final?.image?.width == 1)
         }
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 }

@@ -41,7 +41,7 @@ import Testing
         downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)&next=1"), completed: next.completed)
         await next.waitForCompletion(sourceLocation: sourceLocation)
         #expect(next.final?.image?.width == 1, sourceLocation: sourceLocation)
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 }, sourceLocation: sourceLocation)
+        await awaitIdle(downloader, sourceLocation: sourceLocation)
     }
 
     @Test(arguments: TestTransports.all)

@@ -139,10 +139,8 @@ import Testing
         downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)&next=1"), completed: next.completed)
         await next.waitForCompletion()
         #expect(next.final?.image?.width == 1, "\(fault.name): next download got \(String(describing: next.error))")
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
-
-        // Exactly once: nothing more arrives later (a late duplicate would be queued by now).
-        try await Task.sleep(nanoseconds: 100_000_000)
+        // Exactly once: every operation has finished and its callbacks ran, so a duplicate would be here.
+        await awaitIdle(downloader)
         await drain(queue)
         #expect(recorder.finals.count == 1, "\(fault.name): \(recorder.finals.count) final calls")
         #expect(recorder.events.last == "final")
@@ -192,10 +190,10 @@ import Testing
         }
         for recorder in followUps { await recorder.waitForCompletion() }
         #expect(followUps.allSatisfy { $0.final?.image != nil })
-        try await Task.sleep(nanoseconds: 100_000_000)
+        // Every operation finished and its callbacks ran: a duplicate answer would be among them.
+        await awaitIdle(downloader)
         await drain(queue)
         #expect((recorders.map(\.1) + followUps).allSatisfy { $0.finals.count == 1 })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
     }
 
     /// Regression: cancelling (token, timeout, cancel-all) while a redirect decision is pending used to trap
@@ -224,7 +222,7 @@ import Testing
         await drain(queue)
         #expect(recorders.allSatisfy { $0.finals.count == 1 })
         #expect(recorders.allSatisfy { $0.final?.error != nil })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
         let next = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)&next=1"))
         #expect(next.image?.width == 1)
     }

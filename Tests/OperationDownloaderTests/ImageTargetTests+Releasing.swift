@@ -18,7 +18,7 @@ extension ImageTargetTests {
         do {
             let target = RecordingImageTarget()
             weakTarget = target
-            let started = Locked(false)
+            let started = Watched(false)
             target.setImage(
                 with: server.url("/hold/\(tag)/image.png?tag=\(tag)"), placeholder: placeholderImage,
                 downloader: downloader, progress: { _, _, _ in started.withLock { $0 = true } },
@@ -27,7 +27,7 @@ extension ImageTargetTests {
             #expect(weakState.value != nil)
             // Held at the server, start progress delivered: no callback will come until the hold ends.
             await server.awaitRequests(tag: tag, count: 1)
-            #expect(await waitUntil { started.current })
+            await started.wait { $0 }
         }
         // Nothing the download holds keeps the target alive.
         #expect(weakTarget == nil)
@@ -38,7 +38,7 @@ extension ImageTargetTests {
         #expect(done.wasCancelled)
         let log = await server.awaitRequests(tag: tag, count: 1, finished: true)
         #expect(log.first?.aborted == true)
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
         // The per-target state went with it.
         #expect(await waitUntil { weakState.value == nil })
     }
@@ -47,7 +47,7 @@ extension ImageTargetTests {
         let (downloader, _) = makeDownloader()
         let tag = newTag()
         let done = TargetCompletionRecorder()
-        let progressed = Locked(0)
+        let progressed = Watched(0)
         weak var weakTarget: RecordingImageTarget?
         let weakState: WeakReference<ImageTargetState>
         do {
@@ -59,7 +59,7 @@ extension ImageTargetTests {
                 progress: { received, _, _ in if received > 0 { progressed.withLock { $0 += 1 } } },
                 completed: done.completed)
             weakState = WeakReference(ImageTargetRegistry.shared.existingState(for: target))
-            #expect(await waitUntil { progressed.current > 0 })
+            await progressed.wait { $0 > 0 }
         }
         #expect(weakTarget == nil)
         // The next progress event finds the target gone and cancels.
@@ -69,7 +69,7 @@ extension ImageTargetTests {
         #expect(log.first?.aborted == true)
         #expect((log.first?.bytesSent ?? 0) < 55916)
         #expect(await waitUntil { weakState.value == nil })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 
     @Test func aTargetReleasedAfterItsDownloadLeavesNothingBehind() async throws {
@@ -107,7 +107,7 @@ extension ImageTargetTests {
         // or the sweep as the table grows), with `.cancelled`.
         for recorder in recorders { await recorder.wait() }
         #expect(recorders.allSatisfy { $0.count == 1 && $0.wasCancelled })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
         ImageTargetRegistry.shared.sweepReleasedTargets()
         let frozen = states
         #expect(await waitUntil { frozen.allSatisfy { $0.value == nil } })

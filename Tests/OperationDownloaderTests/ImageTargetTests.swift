@@ -140,7 +140,7 @@ import Testing
         queue.async { gate.wait() }
         target.setImage(
             with: server.url("/images/image@2x.png?tag=\(oldTag)"), downloader: downloader, completed: oldDone.completed)
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })  // finished; its answer is queued
+        await awaitIdle(downloader)  // finished; its answer is queued
         let newURL = server.url("/hold/\(newTagValue)/image.png?tag=\(newTagValue)")
         target.setImage(with: newURL, placeholder: placeholderImage, downloader: downloader, completed: newDone.completed)
         gate.signal()
@@ -177,7 +177,7 @@ import Testing
         #expect(target.image?.width == 160)
         #expect(!target.widths.contains(1))
         #expect(target.widths.filter { $0 == 160 }.count == 1)
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 
     @Test func rapidSwitchingWithDownloadsCompletingMeanwhile() async throws {
@@ -252,7 +252,7 @@ import Testing
         let log = await server.awaitRequests(tag: tag, count: 1, finished: true)
         #expect(log.first?.aborted == true)
         #expect(target.widths == [2])
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 
     // MARK: - Queues, partial images, shared downloader
@@ -298,7 +298,7 @@ import Testing
             with: server.url("/drip/image.png?chunk=2048&delay_ms=10&hold=\(tag)&tag=\(tag)"), placeholder: placeholderImage,
             options: .progressiveLoad, downloader: downloader,
             progress: { _, _, _ in progress.withLock { $0 += 1 } }, completed: done.completed)
-        #expect(await waitUntil(timeout: 60) { target.history.count >= 2 })
+        await target.waitForDisplays(2)
         server.release(tag)
         await done.wait()
         let shown = target.history

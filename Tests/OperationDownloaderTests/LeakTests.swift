@@ -63,7 +63,7 @@ import Testing
             for recorder in recorders { await recorder.waitForCompletion() }
             await drain(queue)
             #expect(recorders.allSatisfy { $0.finals.count == 1 && $0.downloaderError?.caseName == "cancelled" })
-            #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+            await awaitIdle(downloader)
             registry.add(downloader, kind: "downloader")
         }
         #expect(await waitUntil(timeout: 90) { registry.aliveCount == 0 }, "still alive: \(registry.aliveDescription)")
@@ -125,7 +125,7 @@ import Testing
         for recorder in recorders { await recorder.waitForCompletion(timeout: 90) }
         await drain(queue)
         #expect(recorders.allSatisfy { $0.finals.count == 1 })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 }
 

@@ -102,7 +102,7 @@ import Testing
         #expect(result.image?.width == 1)
         #expect(CountingOperation.created.current.contains { $0.contains(tag) })
         // A subclass is told apart from the package's own class and still leaves the downloader's books.
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 
     @Test(arguments: TestTransports.all)
@@ -167,7 +167,7 @@ import Testing
         }
         #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.finished != nil)
         #expect(server.requests(tag: tag).first?.aborted == true)
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 
     @Test func backgroundTaskEndsWhenTheOperationFinishes() async throws {
@@ -185,7 +185,7 @@ import Testing
         #expect(provider.ended.current.isEmpty)
         server.release(tag)
         await recorder.waitForCompletion()
-        #expect(await waitUntil { provider.ended.current.count == 1 })
+        await provider.ended.wait { $0.count == 1 }
         #expect(provider.ended.current == provider.begun.current)
     }
 
@@ -254,11 +254,14 @@ import Testing
             context: ImageDownloaderContext(codersManager: .shared))
         let recorder = DownloadRecorder()
         #expect(operation.addHandlers(forProgress: recorder.progress, completed: recorder.completed) != nil)
+        let finished = Watched(false)
+        operation.completionBlock = { finished.withLock { $0 = true } }  // corelibs runs it once isFinished is set
         let queue = OperationQueue()
         queue.addOperation(operation)
         await recorder.waitForCompletion()
         #expect(recorder.final?.image?.width == 1)
-        #expect(await waitUntil { operation.isFinished })
+        await finished.wait { $0 }
+        #expect(operation.isFinished)
         #expect(!operation.isExecuting)
         #expect(operation.dataTask == nil)  // released before finishing
         // A finished operation refuses new callers: it is never reused.
@@ -274,9 +277,12 @@ import Testing
         operation.cancel()
         #expect(!operation.isFinished)  // never finished before start
         #expect(operation.cancel(token) == false)  // already answered
+        let finished = Watched(false)
+        operation.completionBlock = { finished.withLock { $0 = true } }  // corelibs runs it once isFinished is set
         let queue = OperationQueue()
         queue.addOperation(operation)
-        #expect(await waitUntil { operation.isFinished })
+        await finished.wait { $0 }
+        #expect(operation.isFinished)
         await recorder.waitForCompletion()
         #expect(recorder.finals.count == 1)
         #expect(recorder.downloaderError?.caseName == "cancelled")
@@ -296,7 +302,7 @@ final class CountingOperation: ImageDownloaderOperation, @unchecked Sendable {  
 /// Records begin/end calls.
 final class RecordingBackgroundTaskProvider: BackgroundTaskProvider {
     let begun = Locked<[Int]>([])
-    let ended = Locked<[Int]>([])
+    let ended = Watched<[Int]>([])
     private let next = Locked(100)
 
     func beginBackgroundTask(expiration: @escaping @Sendable () -> Void) -> Int? {

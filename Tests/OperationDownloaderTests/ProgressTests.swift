@@ -107,7 +107,7 @@ import Testing
         downloader.downloadImage(
             server.url("/drip/image.png?chunk=2048&delay_ms=10&hold=\(tag)&tag=\(tag)"), options: .progressiveLoad,
             progress: recorder.progress, completed: recorder.completed)
-        #expect(await waitUntil(timeout: 60) { !recorder.partials.isEmpty })
+        await recorder.wait(timeout: 60) { !$0.partials.isEmpty }
         server.release(tag)
         await recorder.waitForCompletion()
         await drain(queue)
@@ -152,7 +152,7 @@ import Testing
         downloader.downloadImage(
             server.url("/drip/progressive.jpg?chunk=4096&delay_ms=20&hold=\(tag)&tag=\(tag)"), options: .progressiveLoad,
             completed: recorder.completed)
-        #expect(await waitUntil(timeout: 60) { !recorder.partials.isEmpty })
+        await recorder.wait(timeout: 60) { !$0.partials.isEmpty }
         server.release(tag)
         await recorder.waitForCompletion()
         await drain(queue)

@@ -81,6 +81,6 @@ import Testing
         await kept.waitForCompletion()
         #expect(kept.final?.image != nil)
         #expect(server.requests(tag: tag).map { $0.query["i"] } == ["1"])
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 }

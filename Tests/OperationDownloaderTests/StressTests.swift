@@ -37,8 +37,8 @@ import Testing
         // Some more cancels while things run, and a cancel-all in the middle for a second batch.
         for index in stride(from: 1, to: count, by: 13) { tokens[index]?.cancel() }
         for recorder in recorders { await recorder.waitForCompletion(timeout: 90) }
-        await drain(queue)
-        try await Task.sleep(nanoseconds: 200_000_000)  // any duplicate would have arrived by now
+        // Every operation finished and its callbacks ran: a duplicate answer would be among them.
+        await awaitIdle(downloader)
         await drain(queue)
         let counts = recorders.map { $0.finals.count }
         #expect(counts.allSatisfy { $0 == 1 }, "final calls per caller: \(Dictionary(grouping: counts, by: { $0 }).mapValues(\.count))")
@@ -47,7 +47,6 @@ import Testing
         let cancelled = recorders.filter { $0.downloaderError?.caseName == "cancelled" }.count
         #expect(succeeded > 50)
         #expect(cancelled > 20)
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
 
         // A second batch, cancelled wholesale.
         downloader.isSuspended = true
@@ -61,7 +60,7 @@ import Testing
         for recorder in batch { await recorder.waitForCompletion() }
         await drain(queue)
         #expect(batch.allSatisfy { $0.finals.count == 1 && $0.downloaderError?.caseName == "cancelled" })
-        #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+        await awaitIdle(downloader)
     }
 
     /// Thousands of mixed calls from many threads at once against four downloaders (FIFO, LIFO, one
@@ -143,9 +142,11 @@ import Testing
         for (downloader, _) in downloaders { downloader.isSuspended = false }
         let all = recorders.current
         for recorder in all { await recorder.waitForCompletion(timeout: 120) }
-        for (_, queue) in downloaders { await drain(queue) }
-        try await Task.sleep(nanoseconds: 200_000_000)
-        for (_, queue) in downloaders { await drain(queue) }
+        // Every operation finished and its callbacks ran: a duplicate answer would be among them.
+        for (downloader, queue) in downloaders {
+            await awaitIdle(downloader)
+            await drain(queue)
+        }
 
         let finals = all.map { $0.finals.count }
         #expect(finals.allSatisfy { $0 == 1 }, "final calls per caller: \(Dictionary(grouping: finals, by: { $0 }).mapValues(\.count))")
@@ -156,12 +157,12 @@ import Testing
         #expect(all.contains { $0.downloaderError?.caseName == "cancelled" })
 
         for (downloader, _) in downloaders.prefix(2) {
-            #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+            await awaitIdle(downloader)
             let result = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)&after=1"))
             #expect(result.image?.width == 1)
         }
         for (downloader, _) in downloaders.suffix(2) {
-            #expect(await waitUntil { downloader.currentDownloadCount == 0 })
+            await awaitIdle(downloader)
             let refused = DownloadRecorder()
             downloader.downloadImage(server.url("/images/tiny.png?tag=\(tag)&refused=1"), completed: refused.completed)
             await refused.waitForCompletion()

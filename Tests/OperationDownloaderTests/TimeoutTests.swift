@@ -107,7 +107,7 @@ import Testing
             server.url("/drip/image.png?chunk=4096&delay_ms=0&hold=\(tag)-a,\(tag)-b&hold_at=16384,32768&tag=\(tag)"),
             progress: recorder.progress, completed: recorder.completed)
         for (hold, offset) in pauses {
-            #expect(await waitUntil { recorder.progressList.last?.0 == offset })
+            await recorder.wait(timeout: 120) { $0.progress.last?.0 == offset }
             clock.advance(by: 250)
             server.release(hold)
         }
@@ -125,7 +125,7 @@ import Testing
         downloader.downloadImage(
             server.url("/drip/image.png?chunk=4096&delay_ms=0&hold=\(tag)&hold_at=16384&max=120&tag=\(tag)"),
             progress: recorder.progress, completed: recorder.completed)
-        #expect(await waitUntil { recorder.progressList.last?.0 == 16384 })
+        await recorder.wait(timeout: 120) { $0.progress.last?.0 == 16384 }
         clock.advance(by: 31)
         await recorder.waitForCompletion()
         #expect(recorder.downloaderError?.caseName == "network-1001", "got \(String(describing: recorder.error))")

@@ -20,13 +20,13 @@ import Testing
         let url = server.url("/hold/\(tag)/tiny.png?tag=\(tag)")
         let first = DownloadRecorder(), joined = DownloadRecorder()
         // Off the cooperative pool, so a deadlock fails this test instead of starving the others.
-        let done = Locked(false)
+        let done = Watched(false)
         Thread.detachNewThread {
             downloader.downloadImage(url, completed: first.completed)
             downloader.downloadImage(url, options: .highPriority, completed: joined.completed)
             done.withLock { $0 = true }
         }
-        #expect(await waitUntil(timeout: 30) { done.current }, "downloadImage deadlocked")
+        await done.wait(timeout: 30, describe: { _ in "downloadImage deadlocked" }) { $0 }
         server.release(tag)
         await first.waitForCompletion()
         await joined.waitForCompletion()

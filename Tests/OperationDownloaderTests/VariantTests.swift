@@ -113,7 +113,7 @@ import Testing
         let url = server.url("/drip/image.png?chunk=4096&delay_ms=1&hold=\(tag)&tag=\(tag)")
         let first = DownloadRecorder(), joined = DownloadRecorder()
         downloader.downloadImage(url, progress: first.progress, completed: first.completed)
-        #expect(await waitUntil { first.progressList.contains { $0.0 > 0 } })
+        await first.wait(timeout: 120) { $0.progress.contains { $0.0 > 0 } }
         downloader.downloadImage(url, context: Self.thumbnail, completed: joined.completed)
         server.release(tag)
         await first.waitForCompletion()
@@ -138,7 +138,8 @@ import Testing
         let full = DownloadRecorder(), small = DownloadRecorder(), cropped = DownloadRecorder()
         downloader.downloadImage(url, options: .progressiveLoad, completed: full.completed)
         downloader.downloadImage(url, options: .progressiveLoad, context: Self.thumbnail, completed: small.completed)
-        #expect(await waitUntil(timeout: 60) { !full.partials.isEmpty && !small.partials.isEmpty })
+        await full.wait(timeout: 60) { !$0.partials.isEmpty }
+        await small.wait(timeout: 60) { !$0.partials.isEmpty }
         downloader.downloadImage(
             url, options: .progressiveLoad, context: ImageDownloaderContext(transformer: TestTransformer.crop(16, 16)),
             completed: cropped.completed)

@@ -12,6 +12,8 @@ enum ChildWorkload: String, CaseIterable {
     case memoryManyDecoded = "memory-many-decoded"
     /// N small downloads through ImageDownloader, decode off (run under callgrind).
     case instructionsDownloader = "instructions-downloader"
+    /// As `instructionsDownloader`, with `postsNotifications = false`: the four notifications' share.
+    case instructionsDownloaderQuiet = "instructions-downloader-quiet"
     /// N small downloads through raw URLSession tasks (run under callgrind).
     case instructionsURLSession = "instructions-urlsession"
     /// N small downloads through one bare Operation each (run under callgrind).
@@ -40,7 +42,7 @@ enum ChildWorkload: String, CaseIterable {
         switch self {
         case .memoryLarge:
             urls = (0..<count).compactMap { url("large-baseline.jpg?m=\($0)") }
-        case .memoryMany, .instructionsDownloader, .instructionsURLSession, .instructionsOperationProbe:
+        case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsURLSession, .instructionsOperationProbe:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
         case .memoryManyDecoded:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
@@ -71,7 +73,7 @@ enum ChildWorkload: String, CaseIterable {
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage])
             failures = outcome?.failures
             firstError = outcome?.firstError
-        case .downloadDownloaderQuiet:
+        case .downloadDownloaderQuiet, .instructionsDownloaderQuiet:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], postsNotifications: false)
             failures = outcome?.failures
             firstError = outcome?.firstError

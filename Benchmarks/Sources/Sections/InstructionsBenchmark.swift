@@ -22,10 +22,12 @@ struct InstructionsBenchmark {
         var ours = Samples()
         var raw = Samples()
         var probe = Samples()
+        var quiet = Samples()
         for _ in 0..<rounds {
             ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
             raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
             probe.add(try perDownload(.instructionsOperationProbe, executable: stripped, small: small, large: large))
+            quiet.add(try perDownload(.instructionsDownloaderQuiet, executable: stripped, small: small, large: large))
         }
         let s = Self.section
         context.report.headline("instructions_per_download", section: s, label: "ImageDownloader (decode off), instructions per download", unit: "instr", ours)
@@ -33,6 +35,12 @@ struct InstructionsBenchmark {
         context.report.detail("instructions_ratio_vs_urlsession", section: s, label: "ImageDownloader ÷ raw URLSession instructions", unit: "×", ratios(ours, raw))
         context.report.detail("operation_probe_instructions_per_download", section: s, label: "bare Operation per download (no package code), instructions per download", unit: "instr", probe)
         context.report.detail("instructions_ratio_vs_operation_probe", section: s, label: "ImageDownloader ÷ bare Operation per download instructions", unit: "×", ratios(ours, probe))
+        // What the four notifications SPEC §6.7 asks for cost (posting with no observer), and the package
+        // without them against raw URLSession.
+        context.report.detail("instructions_quiet_per_download", section: s, label: "ImageDownloader, postsNotifications = false, instructions per download", unit: "instr", quiet)
+        context.report.detail("notifications_instructions_per_download", section: s, label: "the four notifications (ImageDownloader − the same without notifications), instructions per download", unit: "instr",
+                              Samples(zip(ours.values, quiet.values).map { $0 - $1 }))
+        context.report.detail("instructions_quiet_ratio_vs_urlsession", section: s, label: "ImageDownloader without notifications ÷ raw URLSession instructions", unit: "×", ratios(quiet, raw))
         context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")
     }
 

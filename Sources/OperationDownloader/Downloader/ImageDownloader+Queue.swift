@@ -134,13 +134,15 @@ extension ImageDownloader {
     }
 
     private func operationFinished(_ operation: any ImageDownloaderOperationProtocol, key: String) {
-        let drained: Bool = lock.withLock {
+        let (drained, idle): (Bool, [@Sendable () -> Void]) = lock.withLock {
             if operations[key]?.operation === operation { operations[key] = nil }
             lifoSequence[ObjectIdentifier(operation)] = nil
             liveOperations -= 1
-            return invalidated && liveOperations == 0
+            guard liveOperations == 0 else { return (false, []) }
+            return (invalidated, idleWaits.takeWaiting())
         }
         if drained { invalidateTransportOnce() }
+        for body in idle { body() }
     }
 
 }

@@ -15,7 +15,7 @@ import FoundationNetworking
 public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the mutable state below
     // Files: this one (settings, the transport, invalidation), ImageDownloader+Coalescing.swift (callers
     // joining an operation in flight or publishing a new one), ImageDownloader+Queue.swift (the request,
-    // the operation, the queue).
+    // the operation, the queue), ImageDownloader+Idle.swift (waiting until nothing is in flight).
     /// A downloader with the default configuration.
     public static let shared = ImageDownloader()
 
@@ -81,6 +81,8 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     @exclusivity(unchecked) var nextSequence: UInt64 = 0
     /// Set by `invalidate`: how to end the transport once the last operation has finished.
     @exclusivity(unchecked) var pendingInvalidation: Invalidation?
+    /// Who waits for `liveOperations` to reach 0 (`whenIdle`, `waitUntilIdle`: ImageDownloader+Idle.swift).
+    @exclusivity(unchecked) var idleWaits = IdleWaits()
 
     enum Invalidation {
         case cancelTransfers, finishTransfers

@@ -4,58 +4,101 @@ import Decoding
 import Testing
 import TestRequirements
 
-/// Collects every callback of one download caller, for assertions.
-final class DownloadRecorder: @unchecked Sendable {  // `lock` guards every var
+/// Collects every callback of one download caller, for assertions, and lets a test await a condition on them
+/// without polling: each callback wakes the waiters whose condition now holds. Waits are bounded only against
+/// hangs. (`AsyncRecorder`, the scripted suites' name, is the same class.)
+final class DownloadRecorder: Sendable {
     struct Final: @unchecked Sendable {  // DecodedImage/Data are Sendable; `error` is only read for assertions
         let image: DecodedImage?
         let data: Data?
         let error: (any Error)?
     }
 
-    private let lock = NSLock()
-    private var progressEvents: [(Int, Int)] = []
-    private var partialImages: [DecodedImage] = []
-    private var finalCalls: [Final] = []
-    private var eventLog: [String] = []
+    struct Snapshot {
+        var progress: [(Int, Int)] = []
+        var partials: [DecodedImage] = []
+        var finals: [Final] = []
+        var events: [String] = []
+    }
+
+    private let state = Watched(Snapshot())
 
     var progress: ImageDownloaderProgressHandler {
-        { [self] received, expected, _ in
-            lock.withLock {
-                progressEvents.append((received, expected))
-                eventLog.append("progress")
-            }
-        }
+        { [self] received, expected, _ in state.withLock { $0.progress.append((received, expected)); $0.events.append("progress") } }
     }
 
     var completed: ImageDownloaderCompletedHandler {
         { [self] image, data, error, finished in
-            lock.withLock {
+            state.withLock {
                 if finished {
-                    finalCalls.append(Final(image: image, data: data, error: error))
-                    eventLog.append("final")
+                    $0.finals.append(Final(image: image, data: data, error: error))
+                    $0.events.append("final")
                 } else {
-                    if let image { partialImages.append(image) }
-                    eventLog.append("partial")
+                    if let image { $0.partials.append(image) }
+                    $0.events.append("partial")
                 }
             }
         }
     }
 
-    var progressList: [(Int, Int)] { lock.withLock { progressEvents } }
-    var partials: [DecodedImage] { lock.withLock { partialImages } }
-    var finals: [Final] { lock.withLock { finalCalls } }
-    var events: [String] { lock.withLock { eventLog } }
-    var final: Final? { finals.first }
+    var current: Snapshot { state.current }
+    var progressList: [(Int, Int)] { current.progress }
+    var partials: [DecodedImage] { current.partials }
+    var finals: [Final] { current.finals }
+    var events: [String] { current.events }
+    var final: Final? { current.finals.first }
     var error: (any Error)? { final?.error }
     var downloaderError: ImageDownloaderError? { final?.error as? ImageDownloaderError }
 
-    /// Waits (polling; generous timeout only to avoid hangs) until the final call arrived.
+    /// Returns true once `condition` holds (at once if it already does), false after `timeout` (recorded as
+    /// an issue, with the events so far).
+    @discardableResult
+    func wait(
+        timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation,
+        until condition: @escaping (Snapshot) -> Bool
+    ) async -> Bool {
+        await state.wait(timeout: timeout, sourceLocation: sourceLocation, describe: { "\($0.events)" }, until: condition)
+    }
+
+    /// The final answer arrived.
+    @discardableResult
+    func completion(timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await wait(timeout: timeout, sourceLocation: sourceLocation) { !$0.finals.isEmpty }
+    }
+
+    /// The end-to-end suites' name for `completion`.
     @discardableResult
     func waitForCompletion(timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
-        let ok = await waitUntil(timeout: timeout) { !self.finals.isEmpty }
-        if !ok { Issue.record("no completion within \(timeout) s", sourceLocation: sourceLocation) }
-        return ok
+        await completion(timeout: timeout, sourceLocation: sourceLocation)
     }
+}
+
+typealias AsyncRecorder = DownloadRecorder
+
+/// Runs `action` after `seconds` (the bound of a continuation-based wait: it resumes the waiter with a failure
+/// if nothing did before).
+func afterTimeout(_ seconds: TimeInterval, _ action: @escaping @Sendable () -> Void) {
+    Task {
+        try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        action()
+    }
+}
+
+/// Waits until `downloader` has no download queued or running (`ImageDownloader.waitUntilIdle`), bounded
+/// against hangs: false (recorded as an issue) when `timeout` passes first.
+@discardableResult
+func awaitIdle(
+    _ downloader: ImageDownloader, timeout: TimeInterval = 120, sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    let settled = OnceFlag()
+    let idle: Bool = await withCheckedContinuation { continuation in
+        downloader.whenIdle { if settled.claim() { continuation.resume(returning: true) } }
+        afterTimeout(timeout) { if settled.claim() { continuation.resume(returning: false) } }
+    }
+    if !idle {
+        Issue.record("still \(downloader.currentDownloadCount) download(s) in flight after \(timeout) s", sourceLocation: sourceLocation)
+    }
+    return idle
 }
 
 /// Polls `condition` every 10 ms until it holds or `timeout` passes.

@@ -4,10 +4,9 @@ import OperationDownloader
 import Testing
 
 /// A plain Swift class used as an `ImageTarget`: it records every image it was asked to show.
-final class RecordingImageTarget: ImageTarget, @unchecked Sendable {  // `lock` guards `displayed`, `queueLabels`
-    private let lock = NSLock()
-    private var displayed: [DecodedImage?] = []
-    private var queueLabels: [String] = []
+final class RecordingImageTarget: ImageTarget, @unchecked Sendable {  // `shown` is Watched (locked); the queue is immutable
+    /// Each `displayImage` call: the image, and the label of the queue it ran on.
+    private let shown = Watched<[(image: DecodedImage?, queue: String)]>([])
     private let deliveryQueue: DispatchQueue?
 
     init(deliveryQueue: DispatchQueue? = nil) {
@@ -18,41 +17,40 @@ final class RecordingImageTarget: ImageTarget, @unchecked Sendable {  // `lock` 
 
     func displayImage(_ image: DecodedImage?) {
         let label = currentQueueName()
-        lock.withLock {
-            displayed.append(image)
-            queueLabels.append(label)
-        }
+        shown.withLock { $0.append((image, label)) }
     }
 
     /// What the target shows now.
-    var image: DecodedImage? { lock.withLock { displayed.last ?? nil } }
+    var image: DecodedImage? { shown.current.last?.image ?? nil }
     /// Every `displayImage` call, in order.
-    var history: [DecodedImage?] { lock.withLock { displayed } }
+    var history: [DecodedImage?] { shown.current.map(\.image) }
     /// The width of each image shown (nil for a cleared target), in order.
     var widths: [Int?] { history.map { $0?.width } }
     /// The label of the queue each `displayImage` call ran on.
-    var displayQueueLabels: [String] { lock.withLock { queueLabels } }
+    var displayQueueLabels: [String] { shown.current.map(\.queue) }
+
+    /// Waits until the target was asked to show at least `count` images (cleared ones included).
+    @discardableResult
+    func waitForDisplays(_ count: Int, timeout: TimeInterval = 60, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await shown.wait(timeout: timeout, sourceLocation: sourceLocation, describe: { "\($0.count) shown" }) { $0.count >= count }
+    }
 }
 
 /// Collects the completions of one `setImage` call.
-final class TargetCompletionRecorder: @unchecked Sendable {  // `lock` guards `results`, `labels`
-    private let lock = NSLock()
-    private var results: [Result<ImageTargetResult, any Error>] = []
-    private var labels: [String] = []
+final class TargetCompletionRecorder: Sendable {
+    /// Each completion, with the label of the queue it ran on.
+    private let calls = Watched<[(result: Result<ImageTargetResult, any Error>, queue: String)]>([])
 
     var completed: ImageTargetCompletedHandler {
         { [self] result in
             let label = currentQueueName()
-            lock.withLock {
-                results.append(result)
-                labels.append(label)
-            }
+            calls.withLock { $0.append((result, label)) }
         }
     }
 
-    var count: Int { lock.withLock { results.count } }
-    var result: Result<ImageTargetResult, any Error>? { lock.withLock { results.first } }
-    var queueLabel: String? { lock.withLock { labels.first } }
+    var count: Int { calls.current.count }
+    var result: Result<ImageTargetResult, any Error>? { calls.current.first?.result }
+    var queueLabel: String? { calls.current.first?.queue }
     var success: ImageTargetResult? {
         guard case .success(let value)? = result else { return nil }
         return value
@@ -66,9 +64,7 @@ final class TargetCompletionRecorder: @unchecked Sendable {  // `lock` guards `r
     /// Waits (generous timeout only to avoid hangs) until the completion arrived.
     @discardableResult
     func wait(timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
-        let ok = await waitUntil(timeout: timeout) { self.count > 0 }
-        if !ok { Issue.record("no completion within \(timeout) s", sourceLocation: sourceLocation) }
-        return ok
+        await calls.wait(timeout: timeout, sourceLocation: sourceLocation, describe: { _ in "no completion" }) { !$0.isEmpty }
     }
 }
 

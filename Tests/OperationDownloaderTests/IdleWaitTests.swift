@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import OperationDownloader
+
+/// `whenIdle` and `waitUntilIdle`, on the scripted transport: the waits end when the last operation has
+/// finished (not when its callers were answered), cover downloads started meanwhile, and end early when
+/// cancelled.
+@Suite struct IdleWaitTests {
+    private let png = ScriptedHarness.fixture("image.png")
+
+    /// Counts `whenIdle` calls, for assertions.
+    private final class Calls: @unchecked Sendable {  // `lock` guards `count`
+        private let lock = NSLock()
+        private var count = 0
+        func record() { lock.withLock { count += 1 } }
+        var current: Int { lock.withLock { count } }
+    }
+
+    @Test func anIdleDownloaderAnswersAtOnce() async {
+        let harness = ScriptedHarness()
+        let calls = Calls()
+        harness.downloader.whenIdle { calls.record() }
+        #expect(calls.current == 1)
+        await harness.downloader.waitUntilIdle()
+    }
+
+    @Test func theWaitEndsWhenTheLastOperationFinishesIncludingOnesStartedMeanwhile() async throws {
+        let harness = ScriptedHarness()
+        let (first, _) = harness.download(ScriptedHarness.url("a.png"))
+        let calls = Calls()
+        harness.downloader.whenIdle { calls.record() }
+        let waiter = Task { await harness.downloader.waitUntilIdle() }
+        let (second, _) = harness.download(ScriptedHarness.url("b.png"))
+        let a = try #require(await harness.transport.transfer(0))
+        let b = try #require(await harness.transport.transfer(1))
+
+        a.respond()
+        a.send(png)
+        a.complete()
+        await first.completion()
+        #expect(calls.current == 0, "one download is still in flight")
+
+        b.respond()
+        b.send(png)
+        b.complete()
+        await second.completion()
+        await waiter.value
+        #expect(calls.current == 1)
+        #expect(harness.downloader.currentDownloadCount == 0)
+    }
+
+    @Test func cancellingTheWaitingTaskEndsTheWaitAndNothingElse() async throws {
+        let harness = ScriptedHarness()
+        let (recorder, _) = harness.download()
+        let transfer = try #require(await harness.transport.transfer())
+        let waiter = Task { await harness.downloader.waitUntilIdle() }
+        waiter.cancel()
+        await waiter.value
+        #expect(harness.downloader.currentDownloadCount == 1)
+        #expect(transfer.cancelCount == 0)
+
+        transfer.respond()
+        transfer.send(png)
+        transfer.complete()
+        await recorder.completion()
+        await harness.downloader.waitUntilIdle()
+        #expect(recorder.final?.image != nil)
+    }
+}

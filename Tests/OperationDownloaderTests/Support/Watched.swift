@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+/// A value behind a lock that a test can await a condition on, without polling: each change wakes the waiters
+/// whose condition now holds. Waits are bounded only against hangs (the bound resumes a waiter with false).
+final class Watched<Value>: @unchecked Sendable {  // `lock` guards `value` and `waiters`
+    private let lock = NSLock()
+    private var value: Value
+    private var waiters: [UUID: (condition: (Value) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    var current: Value { lock.withLock { value } }
+
+    /// Changes the value and wakes every waiter whose condition now holds.
+    @discardableResult
+    func withLock<R>(_ change: (inout Value) -> R) -> R {
+        let (result, ready): (R, [CheckedContinuation<Bool, Never>]) = lock.withLock {
+            let result = change(&value)
+            let done = waiters.filter { $0.value.condition(value) }
+            for id in done.keys { waiters[id] = nil }
+            return (result, done.values.map(\.continuation))
+        }
+        ready.forEach { $0.resume(returning: true) }
+        return result
+    }
+
+    /// True once `condition` holds (at once if it already does); false after `timeout`, recorded as an issue
+    /// with `describe` of the value at that moment.
+    @discardableResult
+    func wait(
+        timeout: TimeInterval = 120, sourceLocation: SourceLocation = #_sourceLocation,
+        describe: @escaping (Value) -> String = { "\($0)" }, until condition: @escaping (Value) -> Bool
+    ) async -> Bool {
+        let id = UUID()
+        let met: Bool = await withCheckedContinuation { continuation in
+            let now: Bool = lock.withLock {
+                if condition(value) { return true }
+                waiters[id] = (condition, continuation)
+                return false
+            }
+            if now {
+                continuation.resume(returning: true)
+                return
+            }
+            afterTimeout(timeout) {
+                let expired = self.lock.withLock { self.waiters.removeValue(forKey: id) }
+                expired?.continuation.resume(returning: false)
+            }
+        }
+        if !met { Issue.record("condition not met within \(timeout) s: \(describe(current))", sourceLocation: sourceLocation) }
+        return met
+    }
+}
