@@ -6,8 +6,8 @@ import Testing
 @testable import OperationDownloader
 
 /// `whenIdle` and `waitUntilIdle`, on the scripted transport: the waits end when the last operation has
-/// finished (not when its callers were answered), cover downloads started meanwhile, and end early when
-/// cancelled.
+/// left the downloader, cover downloads started meanwhile, and end early when cancelled; `whenIdle` runs its
+/// block on the callback queue.
 @Suite struct IdleWaitTests {
     private let png = ScriptedHarness.fixture("image.png")
 
@@ -19,12 +19,15 @@ import Testing
         var current: Int { lock.withLock { count } }
     }
 
-    @Test func anIdleDownloaderAnswersAtOnce() async {
+    @Test func anIdleDownloaderAnswersAtOnceAndWhenIdleRunsOnTheCallbackQueue() async {
         let harness = ScriptedHarness()
-        let calls = Calls()
-        harness.downloader.whenIdle { calls.record() }
-        #expect(calls.current == 1)
         await harness.downloader.waitUntilIdle()
+        let onQueue = Watched<[Bool]>([])
+        let key = DispatchSpecificKey<Bool>()
+        harness.queue.setSpecific(key: key, value: true)
+        harness.downloader.whenIdle { onQueue.withLock { $0.append(DispatchQueue.getSpecific(key: key) == true) } }
+        await onQueue.wait(timeout: 30) { !$0.isEmpty }
+        #expect(onQueue.current == [true])
     }
 
     @Test func theWaitEndsWhenTheLastOperationFinishesIncludingOnesStartedMeanwhile() async throws {
@@ -41,6 +44,7 @@ import Testing
         a.send(png)
         a.complete()
         await first.completion()
+        await harness.drained()
         #expect(calls.current == 0, "one download is still in flight")
 
         b.respond()
@@ -48,6 +52,7 @@ import Testing
         b.complete()
         await second.completion()
         await waiter.value
+        await harness.drained()  // `whenIdle`'s block was queued before the wait ended
         #expect(calls.current == 1)
         #expect(harness.downloader.currentDownloadCount == 0)
     }

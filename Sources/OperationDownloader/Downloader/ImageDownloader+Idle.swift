@@ -4,12 +4,13 @@ import Foundation
 /// (every operation finished, not only answered: a completion handler runs before its operation ends), and
 /// for tests, which then need no polling.
 extension ImageDownloader {
-    /// Runs `body` once no download is queued or running (`currentDownloadCount == 0`): at once, on this
-    /// thread, if none is; otherwise on the thread that finishes the last operation, right after it
-    /// finished. Downloads started meanwhile count too: `body` waits for them.
+    /// Runs `body` on the callback queue once no download is queued or running (`currentDownloadCount == 0`):
+    /// soon if none is; otherwise once the last operation has left the downloader (its callers answered, its
+    /// transfer over). Downloads started meanwhile count too: `body` waits for them.
     public func whenIdle(_ body: @escaping @Sendable () -> Void) {
+        let queue = callbackQueue
         let id = lock.withLock { idleWaits.reserve() }
-        register(id, body)
+        register(id) { queue.async(execute: body) }
     }
 
     /// Returns once no download is queued or running (`currentDownloadCount == 0`); at once if none is.
@@ -27,7 +28,8 @@ extension ImageDownloader {
     }
 
     /// Runs `body` now if the downloader is idle or the wait was cancelled, else keeps it for the last
-    /// operation's end.
+    /// operation's end, which runs it on its own thread (so `body` only hands the news on: it resumes a
+    /// continuation or queues a block).
     private func register(_ id: UInt64, _ body: @escaping @Sendable () -> Void) {
         let runNow = lock.withLock { idleWaits.wait(id, body, idle: liveOperations == 0) }
         if runNow { body() }

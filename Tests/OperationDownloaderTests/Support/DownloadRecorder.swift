@@ -90,10 +90,18 @@ func afterTimeout(_ seconds: TimeInterval, _ action: @escaping @Sendable () -> V
 func awaitIdle(
     _ downloader: ImageDownloader, timeout: TimeInterval = 120, sourceLocation: SourceLocation = #_sourceLocation
 ) async -> Bool {
+    // Not `whenIdle`: its block runs on the callback queue, which some tests hold on purpose.
     let settled = OnceFlag()
     let idle: Bool = await withCheckedContinuation { continuation in
-        downloader.whenIdle { if settled.claim() { continuation.resume(returning: true) } }
-        afterTimeout(timeout) { if settled.claim() { continuation.resume(returning: false) } }
+        let waiter = Task {
+            await downloader.waitUntilIdle()
+            if settled.claim() { continuation.resume(returning: true) }
+        }
+        afterTimeout(timeout) {
+            guard settled.claim() else { return }
+            waiter.cancel()
+            continuation.resume(returning: false)
+        }
     }
     if !idle {
         Issue.record("still \(downloader.currentDownloadCount) download(s) in flight after \(timeout) s", sourceLocation: sourceLocation)
