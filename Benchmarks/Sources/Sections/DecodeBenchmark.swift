@@ -29,8 +29,11 @@ struct DecodeBenchmark {
                 let data = try Data(contentsOf: file)
                 var ours = Samples()
                 var theirs = Samples()
-                // Ours and djpeg alternate within each round, so drift on a shared machine hits both.
-                for round in 0...context.rounds {
+                // Ours and djpeg alternate within each round, so drift on a shared machine hits both. More
+                // rounds than elsewhere: on this VM one djpeg process of the same file costs anywhere from 42
+                // to 60 ms of CPU (the two modes of the machine, not page faults), so a median of 7 ratios moved
+                // by 0.1 between two runs of the same code (Docs/Benchmarks.md).
+                for round in 0...Self.ratioRounds(context) {
                     let mine = try decodeOnceMs(data, name: file.lastPathComponent, options: ImageDecodingOptions())
                     let other = try djpegAvailable ? djpegOnceMs(file, startup: startup) : nil
                     guard round > 0 else { continue }
@@ -103,6 +106,9 @@ struct DecodeBenchmark {
         context.report.detail("pillow_\(name)_ms", section: Self.section, label: "\(label), Pillow", unit: "ms", theirs)
         context.report.detail("\(name)_ratio_vs_pillow", section: Self.section, label: "\(label) CPU ÷ Pillow", unit: "×", ratios(ours, theirs))
     }
+
+    /// Rounds of the decode ratios to djpeg: 21 in a full run (a decode and a djpeg each, about 0.1 s).
+    static func ratioRounds(_ context: RunContext) -> Int { context.quick ? context.rounds : 21 }
 
     /// Thread-CPU milliseconds of `ImageCodersManager.decode`, one warm-up then `rounds` measured decodes.
     private func decodeMs(_ file: URL, options: ImageDecodingOptions) throws -> Samples {
