@@ -75,11 +75,17 @@ final class DownloadRecorder: Sendable {
 
 typealias AsyncRecorder = DownloadRecorder
 
-/// Runs `action` after `seconds` (the bound of a continuation-based wait: it resumes the waiter with a failure
-/// if nothing did before).
-func afterTimeout(_ seconds: TimeInterval, _ action: @escaping @Sendable () -> Void) {
+/// Runs `action` after `seconds` unless the returned task is cancelled first (the bound of a continuation-based
+/// wait: it resumes the waiter with a failure if nothing did before; cancel it when the wait ends, so that its
+/// closure is released at once).
+@discardableResult
+func afterTimeout(_ seconds: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Task<Void, Never> {
     Task {
-        try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        do {
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        } catch {
+            return  // cancelled: the wait ended first
+        }
         action()
     }
 }
@@ -93,15 +99,21 @@ func awaitIdle(
     // Not `whenIdle`: its block runs on the callback queue, which some tests hold on purpose.
     let settled = OnceFlag()
     let idle: Bool = await withCheckedContinuation { continuation in
+        let timer = Locked<Task<Void, Never>?>(nil)
         let waiter = Task {
             await downloader.waitUntilIdle()
-            if settled.claim() { continuation.resume(returning: true) }
-        }
-        afterTimeout(timeout) {
             guard settled.claim() else { return }
-            waiter.cancel()
-            continuation.resume(returning: false)
+            timer.withLock { $0 }?.cancel()
+            continuation.resume(returning: true)
         }
+        timer.withLock {
+            $0 = afterTimeout(timeout) {
+                guard settled.claim() else { return }
+                waiter.cancel()
+                continuation.resume(returning: false)
+            }
+        }
+        if settled.isClaimed { timer.withLock { $0 }?.cancel() }  // idle before the timer was stored
     }
     if !idle {
         Issue.record("still \(downloader.currentDownloadCount) download(s) in flight after \(timeout) s", sourceLocation: sourceLocation)
