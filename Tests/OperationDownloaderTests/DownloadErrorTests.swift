@@ -74,7 +74,7 @@ import Testing
         downloader.downloadImage(with: request, completed: recorder.completed)
         await recorder.waitForCompletion()
         #expect(recorder.downloaderError?.caseName == "notModified")
-        #expect(server.requests(tag: tag).first?.status == 304)
+        #expect(await server.awaitRequests(tag: tag, count: 1, finished: true).first?.status == 304)
     }
 
     @Test(arguments: TestTransports.all) func zeroPixelImage(_ transport: ImageDownloaderTransport) async {

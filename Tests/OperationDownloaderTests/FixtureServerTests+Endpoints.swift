@@ -24,7 +24,7 @@ extension FixtureServerTests {
         // A plain 401 without WWW-Authenticate: no challenge, the status arrives (and nothing hangs).
         let unauthorized = await client.fetch(server.url("/status/401?tag=\(tag)"))
         #expect(unauthorized.status == 401)
-        #expect(server.requests(tag: tag).map(\.status) == [404, 500, 204, 400, 401])
+        #expect(await server.awaitRequests(tag: tag, count: 5, finished: true).map(\.status) == [404, 500, 204, 400, 401])
     }
 
     // MARK: /redirect

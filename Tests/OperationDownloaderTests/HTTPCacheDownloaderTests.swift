@@ -121,7 +121,8 @@ import Testing
         downloader.downloadImage(revalidated, options: [.useURLCache, .ignoreCachedResponse], completed: again.completed)
         await again.waitForCompletion()
         #expect(again.downloaderError?.caseName == "cacheNotModified")
-        #expect(server.requests(tag: revalidatedTag).map(\.status) == [200, 304])
+        // The log's status is written when the server has ended the response: wait for that, not just for the answer.
+        #expect(await server.awaitRequests(tag: revalidatedTag, count: 2, finished: true).map(\.status) == [200, 304])
     }
 
     @Test(arguments: TestTransports.all)

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Benchmarks) import OperationDownloader
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -56,14 +57,11 @@ final class OperationProbeClient: NSObject, URLSessionDataDelegate, @unchecked S
     }
 }
 
-/// An asynchronous operation with the manual KVO corelibs needs (see the shared platform notes).
-private final class DownloadOperation: Operation, @unchecked Sendable {  // `lock` guards both flags
+/// One data task per operation (the manual KVO is `BareAsyncOperation`'s).
+private final class DownloadOperation: BareAsyncOperation, @unchecked Sendable {  // immutable after init; `client` is weak
     private let url: URL
     private let session: URLSession
     private weak var client: OperationProbeClient?
-    private let lock = NSLock()
-    private var executingFlag = false
-    private var finishedFlag = false
 
     init(url: URL, session: URLSession, client: OperationProbeClient) {
         self.url = url
@@ -71,27 +69,9 @@ private final class DownloadOperation: Operation, @unchecked Sendable {  // `loc
         self.client = client
     }
 
-    override var isAsynchronous: Bool { true }
-    override var isExecuting: Bool { lock.withLock { executingFlag } }
-    override var isFinished: Bool { lock.withLock { finishedFlag } }
-
-    override func start() {
-        willChangeValue(forKey: "isExecuting")
-        lock.withLock { executingFlag = true }
-        didChangeValue(forKey: "isExecuting")
+    override func begin() {
         let task = session.dataTask(with: RawURLSessionClient.request(for: url))
         client?.register(task, for: self)
         task.resume()
-    }
-
-    func finish() {
-        willChangeValue(forKey: "isExecuting")
-        willChangeValue(forKey: "isFinished")
-        lock.withLock {
-            executingFlag = false
-            finishedFlag = true
-        }
-        didChangeValue(forKey: "isFinished")
-        didChangeValue(forKey: "isExecuting")
     }
 }

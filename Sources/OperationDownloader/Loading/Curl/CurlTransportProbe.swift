@@ -173,15 +173,11 @@ private final class ProbeClient: TransferClient, @unchecked Sendable {  // event
     }
 }
 
-/// A bare asynchronous operation around one transfer, with the manual KVO corelibs needs (as the downloader's
-/// operation, and the URLSession probe of the benchmarks, do it).
-private final class ProbeOperation: Operation, @unchecked Sendable {  // `lock` guards both flags
+/// A bare asynchronous operation around one transfer (as the URLSession probe of the benchmarks has one task).
+private final class ProbeOperation: BareAsyncOperation, @unchecked Sendable {  // immutable after init
     private let url: URL
     private let batch: ProbeBatch
     private let callbackQueue: DispatchQueue?
-    private let lock = NSLock()
-    private var executingFlag = false
-    private var finishedFlag = false
 
     init(url: URL, batch: ProbeBatch, callbackQueue: DispatchQueue?) {
         self.url = url
@@ -189,14 +185,7 @@ private final class ProbeOperation: Operation, @unchecked Sendable {  // `lock` 
         self.callbackQueue = callbackQueue
     }
 
-    override var isAsynchronous: Bool { true }
-    override var isExecuting: Bool { lock.withLock { executingFlag } }
-    override var isFinished: Bool { lock.withLock { finishedFlag } }
-
-    override func start() {
-        willChangeValue(forKey: "isExecuting")
-        lock.withLock { executingFlag = true }
-        didChangeValue(forKey: "isExecuting")
+    override func begin() {
         batch.start(url) { [self] error in
             if let callbackQueue {
                 callbackQueue.async { [batch] in batch.counted(error) }
@@ -205,16 +194,5 @@ private final class ProbeOperation: Operation, @unchecked Sendable {  // `lock` 
             }
             finish()
         }
-    }
-
-    private func finish() {
-        willChangeValue(forKey: "isExecuting")
-        willChangeValue(forKey: "isFinished")
-        lock.withLock {
-            executingFlag = false
-            finishedFlag = true
-        }
-        didChangeValue(forKey: "isFinished")
-        didChangeValue(forKey: "isExecuting")
     }
 }
