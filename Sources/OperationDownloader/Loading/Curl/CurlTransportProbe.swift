@@ -100,11 +100,12 @@ private final class ProbeBatch: @unchecked Sendable {  // `lock` guards every va
         return lock.withLock { CurlTransportProbe.Outcome(failures: failures, firstError: firstError) }
     }
 
-    fileprivate func start(_ url: URL, onEnd: (@Sendable (String?) -> Void)? = nil) {
+    /// `operation`: the probe operation this transfer belongs to, told of its end instead of the batch.
+    fileprivate func start(_ url: URL, for operation: ProbeOperation? = nil) {
         // As the downloader builds its requests: headers assigned at once (URLRequest.setValue is costly).
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 15)
         request.allHTTPHeaderFields = headers
-        let client = ProbeClient(onEnd: onEnd ?? { [self] in finished($0) })
+        let client = ProbeClient(batch: self, operation: operation)
         transport.makeTransfer(TransferRequest(urlRequest: request), client: client).resume()
     }
 
@@ -135,12 +136,15 @@ private final class ProbeBatch: @unchecked Sendable {  // `lock` guards every va
 /// One transfer's client: collects the body (reserving the announced length, as the operation does) and
 /// drops it at the end.
 private final class ProbeClient: TransferClient, @unchecked Sendable {  // events of one transfer are serial (seam contract)
-    private let onEnd: @Sendable (String?) -> Void
+    private let batch: ProbeBatch
+    private let operation: ProbeOperation?
     private var body = Data()
     private var status = 0
 
-    init(onEnd: @escaping @Sendable (String?) -> Void) {
-        self.onEnd = onEnd
+    /// No closure per transfer: the direct probe is the bare transport's baseline, and stays as lean as it was.
+    init(batch: ProbeBatch, operation: ProbeOperation?) {
+        self.batch = batch
+        self.operation = operation
     }
 
     func transfer(_ transfer: any TransportTransfer, didReceive response: TransportResponse) {
@@ -169,12 +173,13 @@ private final class ProbeClient: TransferClient, @unchecked Sendable {  // event
     func transfer(_ transfer: any TransportTransfer, didCompleteWith error: (any Error)?, metrics: TransferMetrics) {
         let failed = error != nil || status != 200 || body.isEmpty
         body = Data()
-        onEnd(failed ? (error.map { "\($0)" } ?? "status \(status)") : nil)
+        let message = failed ? (error.map { "\($0)" } ?? "status \(status)") : nil
+        if let operation { operation.transferEnded(message) } else { batch.finished(message) }
     }
 }
 
 /// A bare asynchronous operation around one transfer (as the URLSession probe of the benchmarks has one task).
-private final class ProbeOperation: BareAsyncOperation, @unchecked Sendable {  // immutable after init
+fileprivate final class ProbeOperation: BareAsyncOperation, @unchecked Sendable {  // immutable after init
     private let url: URL
     private let batch: ProbeBatch
     private let callbackQueue: DispatchQueue?
@@ -186,13 +191,16 @@ private final class ProbeOperation: BareAsyncOperation, @unchecked Sendable {  /
     }
 
     override func begin() {
-        batch.start(url) { [self] error in
-            if let callbackQueue {
-                callbackQueue.async { [batch] in batch.counted(error) }
-            } else {
-                batch.counted(error)
-            }
-            finish()
+        batch.start(url, for: self)
+    }
+
+    /// The transfer's end: counted (through the callback queue, if any), then the operation finishes.
+    func transferEnded(_ error: String?) {
+        if let callbackQueue {
+            callbackQueue.async { [batch] in batch.counted(error) }
+        } else {
+            batch.counted(error)
         }
+        finish()
     }
 }
