@@ -97,28 +97,15 @@ func awaitIdle(
     _ downloader: ImageDownloader, timeout: TimeInterval = 120, sourceLocation: SourceLocation = #_sourceLocation
 ) async -> Bool {
     // Not `whenIdle`: its block runs on the callback queue, which some tests hold on purpose.
-    let settled = OnceFlag()
-    let idle: Bool = await withCheckedContinuation { continuation in
-        let timer = Locked<Task<Void, Never>?>(nil)
-        let waiter = Task {
-            await downloader.waitUntilIdle()
-            guard settled.claim() else { return }
-            timer.withLock { $0 }?.cancel()
-            continuation.resume(returning: true)
-        }
-        timer.withLock {
-            $0 = afterTimeout(timeout) {
-                guard settled.claim() else { return }
-                waiter.cancel()
-                continuation.resume(returning: false)
-            }
-        }
-        if settled.isClaimed { timer.withLock { $0 }?.cancel() }  // idle before the timer was stored
+    let idle = Watched(false)
+    let waiter = Task {
+        await downloader.waitUntilIdle()
+        idle.withLock { $0 = true }
     }
-    if !idle {
-        Issue.record("still \(downloader.currentDownloadCount) download(s) in flight after \(timeout) s", sourceLocation: sourceLocation)
-    }
-    return idle
+    defer { waiter.cancel() }  // at the bound: the wait ends, nothing is left waiting
+    return await idle.wait(
+        timeout: timeout, sourceLocation: sourceLocation,
+        describe: { _ in "still \(downloader.currentDownloadCount) download(s) in flight" }, until: { $0 })
 }
 
 /// Polls `condition` every 10 ms until it holds or `timeout` passes.
