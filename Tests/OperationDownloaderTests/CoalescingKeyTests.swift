@@ -17,7 +17,7 @@ import Testing
         let variant = ImageVariant(options: options, context: ImageDownloaderContext())
         return CoalescingKey.make(
             url: url, identifier: identifier, options: options, cachePolicy: policy, variant: variant,
-            separatesVariants: separatesVariants)
+            separatesVariants: separatesVariants).text
     }
 
     @Test func withoutTransferOptionsTheKeyIsTheURLAndIdentifier() {

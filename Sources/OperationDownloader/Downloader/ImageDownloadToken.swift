@@ -16,12 +16,12 @@ public final class ImageDownloadToken: @unchecked Sendable {  // immutable after
     let handle: any DownloadOperationHandle
     let callerToken: AnyObject
     /// The downloader's coalescing key (URL, cache identifier and the options that change the transfer).
-    let coalescingKey: String
+    let coalescingKey: CoalescingKey
     private weak var downloader: ImageDownloader?
     private let cancelled = OnceFlag()
 
     init(url: URL?, request: URLRequest?, handle: any DownloadOperationHandle, callerToken: AnyObject,
-         coalescingKey: String, downloader: ImageDownloader) {
+         coalescingKey: CoalescingKey, downloader: ImageDownloader) {
         self.coalescingKey = coalescingKey
         self.url = url
         self.request = request

@@ -110,7 +110,7 @@ extension ImageDownloader {
     /// Adds a caller to the operation in flight for `key`, if there is one that still takes callers. The lock
     /// is held only to read (or clean) the map.
     private func joinInFlight(
-        key: String, adding add: (any DownloadOperationHandle) -> AnyObject?
+        key: CoalescingKey, adding add: (any DownloadOperationHandle) -> AnyObject?
     ) -> (any DownloadOperationHandle, AnyObject)? {
         guard let handle = lock.withLock({ operations[key] }) else { return nil }
         guard !handle.isClosed, let callerToken = add(handle) else {

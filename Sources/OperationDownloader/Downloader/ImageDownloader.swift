@@ -71,7 +71,7 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     @exclusivity(unchecked) var storedResponseModifier: (any ImageDownloaderResponseModifier)?
     @exclusivity(unchecked) var storedDecryptor: (any ImageDownloaderDecryptor)?
     /// The operations in flight, by coalescing key.
-    @exclusivity(unchecked) var operations: [String: any DownloadOperationHandle] = [:]
+    @exclusivity(unchecked) var operations: [CoalescingKey: any DownloadOperationHandle] = [:]
     @exclusivity(unchecked) var liveOperations = 0
     @exclusivity(unchecked) var invalidated = false
     /// `invalidate(cancelPendingOperations: true)` was called: an operation still being queued is cancelled.

@@ -10,3 +10,30 @@ extension Notification.Name {
     /// An operation's network task completed without error. Object: the operation.
     public static let imageDownloadFinish = Notification.Name("OperationDownloader.imageDownloadFinish")
 }
+
+/// Which of the four notifications one step posts. A set, not an array of names: the steps of every download
+/// made four small arrays (~1 k instructions). Posted in SPEC order, start → receiveResponse → stop → finish,
+/// which is the order of the bits.
+struct DownloadNotifications: OptionSet, Sendable {
+    let rawValue: UInt8
+
+    static let start = DownloadNotifications(rawValue: 1 << 0)
+    static let receiveResponse = DownloadNotifications(rawValue: 1 << 1)
+    static let stop = DownloadNotifications(rawValue: 1 << 2)
+    static let finish = DownloadNotifications(rawValue: 1 << 3)
+
+    /// The names, in the order they are posted.
+    var names: [Notification.Name] {
+        var names: [Notification.Name] = []
+        forEachName { names.append($0) }
+        return names
+    }
+
+    /// Calls `body` with each name in the set, in the order they are posted.
+    func forEachName(_ body: (Notification.Name) -> Void) {
+        if contains(.start) { body(.imageDownloadStart) }
+        if contains(.receiveResponse) { body(.imageDownloadReceiveResponse) }
+        if contains(.stop) { body(.imageDownloadStop) }
+        if contains(.finish) { body(.imageDownloadFinish) }
+    }
+}

@@ -11,9 +11,10 @@ struct FinalDecodeStep {
     let url: URL?
     /// The decryptor, the coders and the pixel limit are the transfer's.
     let transfer: TransferOptions
-    let transaction: HTTPCacheTransaction
-    /// Cancelled with the operation (a decode waiting for the decode memory budget stops waiting).
-    var decodeCancellation: ImageDecodingCancellation?
+    let transaction: HTTPCacheTransaction?
+    /// Cancelled with the operation (a decode waiting for the decode memory budget stops waiting); set when the
+    /// decode is due (`DownloadStateMachine.finalDecodeDue`).
+    var decodeCancellation: ImageDecodingCancellation? = nil
 
     /// How the download ends. `callers`: decoded for them while the store is still open (a caller joining
     /// later gets its variant decoded when it is answered); nil when nobody wants an image. `response` is
@@ -22,7 +23,7 @@ struct FinalDecodeStep {
         _ received: Data, response: @autoclosure () -> URLResponse?, progressive: ProgressiveDecoding?, callers: [CallbackRecord]?
     ) -> DownloadEnding {
         guard !received.isEmpty else { return .failure(ImageDownloaderError.badImageData(.emptyBody)) }
-        if transaction.isCachedBody(received) { return .failure(ImageDownloaderError.cacheNotModified) }
+        if transaction?.isCachedBody(received) == true { return .failure(ImageDownloaderError.cacheNotModified) }
         var data = received
         if let decryptor = transfer.decryptor {
             guard let decrypted = decryptor.decryptedData(with: received, response: response()), !decrypted.isEmpty else {

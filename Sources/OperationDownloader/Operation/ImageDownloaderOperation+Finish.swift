@@ -11,15 +11,15 @@ extension ImageDownloaderOperation {
     /// one final decode per core process-wide: `DecodeLimiter`), or right here when there is nothing to decode,
     /// decrypt or store (no thread hop; the stop and finish notifications leave with the answers).
     func complete(_ attempt: Attempt) {
-        let nothingToDo = transferOptions.decryptor == nil && !httpTransaction.mayStore
+        let nothingToDo = transferOptions.decryptor == nil && httpTransaction?.mayStore != true
         guard let taken = modifyState({ $0.attemptCompleted(attempt, nothingToDo: nothingToDo) }) else { return }
         if taken.reportsProgress { callers.reportProgress(taken.data.count, taken.data.count) }
         if taken.inline {
             finish(finalStep.run(taken.data, response: response, progressive: nil, callers: nil), cancelTransfer: false,
-                   alsoPosting: [.imageDownloadFinish])
+                   alsoPosting: [.finish])
             return
         }
-        callers.post([.imageDownloadStop, .imageDownloadFinish], object: self)
+        callers.post([.stop, .finish], object: self)
         runFinalStep(taken.data, progressive: taken.progressive, storing: taken.toStore)
     }
 
@@ -34,16 +34,16 @@ extension ImageDownloaderOperation {
         }
         let reports = hasProgressHandlers
         if reports { callers.reportProgress(0, -1) }
-        callers.post([.imageDownloadStart], object: self)
+        callers.post(.start, object: self)
         if rejected {  // [HTTP cache] a 304: the caller's own validators name the stored response, as from the network
             finish(error: cached.statusCode == 304 ? ImageDownloaderError.notModified
                 : ImageDownloaderError.invalidDownloadStatusCode(cached.statusCode), cancelTransfer: false)
             return
         }
         if reports { callers.reportProgress(0, cached.data.count) }
-        callers.post([.imageDownloadReceiveResponse], object: self)
+        callers.post(.receiveResponse, object: self)
         if reports { callers.reportProgress(cached.data.count, cached.data.count) }
-        callers.post([.imageDownloadStop, .imageDownloadFinish], object: self)
+        callers.post([.stop, .finish], object: self)
         runFinalStep(cached.data, progressive: nil, storing: nil, limited: false)
     }
 
@@ -53,11 +53,13 @@ extension ImageDownloaderOperation {
         let transaction = httpTransaction
         let step = finalStep
         let work: @Sendable () -> Void = { [self] in
-            if let toStore { transaction.completed(toStore, data: data) }
-            guard let decodes = modifyState({ $0.finalDecodeDue() }) else { return }  // cancelled meanwhile
+            if let toStore { transaction?.completed(toStore, data: data) }
+            guard let due = modifyState({ $0.finalDecodeDue() }) else { return }  // cancelled meanwhile
+            var step = step
+            step.decodeCancellation = due.cancellation
             // Decoded while callers can still join (the store is open); a caller joining later gets its variant
             // decoded when it is answered.
-            let ending = step.run(data, response: response, progressive: progressive, callers: decodes ? callers.snapshot : nil)
+            let ending = step.run(data, response: response, progressive: progressive, callers: due.decodes ? callers.snapshot : nil)
             finish(ending, cancelTransfer: false)
         }
         if limited && modifyState({ $0.anyCallerDecodes }) {
@@ -70,11 +72,10 @@ extension ImageDownloaderOperation {
 
     private var finalStep: FinalDecodeStep {
         FinalDecodeStep(
-            url: originalRequest.url, transfer: transferOptions, transaction: httpTransaction,
-            decodeCancellation: decodeCancellation)
+            url: requestURL, transfer: transferOptions, transaction: httpTransaction)
     }
 
-    func finish(error: any Error, cancelTransfer: Bool, alsoPosting: [Notification.Name] = []) {
+    func finish(error: any Error, cancelTransfer: Bool, alsoPosting: DownloadNotifications = []) {
         finish(.failure(error), cancelTransfer: cancelTransfer, alsoPosting: alsoPosting)
     }
 
@@ -84,7 +85,7 @@ extension ImageDownloaderOperation {
     /// after `imageDownloadStop` (when this call posts it) and before the answers. `ifRunning`: only while that
     /// transfer's attempt runs.
     func finish(
-        _ ending: DownloadEnding, cancelTransfer: Bool, alsoPosting: [Notification.Name] = [],
+        _ ending: DownloadEnding, cancelTransfer: Bool, alsoPosting: DownloadNotifications = [],
         ifRunning transfer: (any TransportTransfer)? = nil
     ) {
         modifyStateAndRunActions {

@@ -14,7 +14,7 @@ extension ImageDownloaderOperation {
     /// (`sendOrServe`): the stored entry is served, or the download sends its own request.
     func waitForSharedFetch(_ wait: HTTPCacheFlightWait) {
         modifyState { $0.waitingForSharedFetch() }
-        httpTransaction.whenSharedFetchEnds(wait) { [self] in
+        httpTransaction?.whenSharedFetchEnds(wait) { [self] in
             if modifyState({ $0.cancelRequested }) {
                 finish(error: ImageDownloaderError.cancelled, cancelTransfer: false)
             } else {
@@ -22,7 +22,7 @@ extension ImageDownloaderOperation {
             }
         }
         // A cancel that came while the wait was being set up found nothing to end: end it now.
-        if modifyState({ $0.cancelRequested }) { httpTransaction.cancelSharedFetchWait() }
+        if modifyState({ $0.cancelRequested }) { httpTransaction?.cancelSharedFetchWait() }
     }
 
     /// A 304 whose validator matches no stored response (RFC 9111 §4.3.4): the download starts again with
@@ -40,7 +40,7 @@ extension ImageDownloaderOperation {
     /// answer with its stale stored response instead (`HTTPCacheTransaction.failed`): delivers it as the
     /// download's result (metrics `servedStale`) and returns true. False leaves the failure to the caller.
     func serveStale(insteadOf error: ImageDownloaderError, from transfer: any TransportTransfer, cancelTransfer: Bool) -> Bool {
-        guard httpTransaction.mayStore, case .network(let urlError) = error,
+        guard let httpTransaction, httpTransaction.mayStore, case .network(let urlError) = error,
               modifyState({ $0.mayServeStale(transfer) }),
               let stale = httpTransaction.failed(urlError) else { return false }
         if stale.statusCode == 304 {  // the caller's own validators name the stored response: as the origin's 304
@@ -49,7 +49,7 @@ extension ImageDownloaderOperation {
         }
         // The attempt's clocks stop.
         guard let taken = modifyStateAndRunActions({ $0.servingStale(stale, insteadOf: transfer) }) else { return false }
-        if !taken.hadResponse { callers.post([.imageDownloadReceiveResponse], object: self) }
+        if !taken.hadResponse { callers.post(.receiveResponse, object: self) }
         // Completed first: once the attempt is no longer running, the cancelled transfer's last event is ignored.
         complete(taken.attempt)
         if cancelTransfer { transfer.cancel() }

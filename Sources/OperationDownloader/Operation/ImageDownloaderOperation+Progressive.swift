@@ -21,7 +21,7 @@ extension ImageDownloaderOperation {
     /// at its callers.
     func addProgressiveStream(for decoding: ImageVariant.Decoding) {
         guard transferOptions.mayDecodeProgressively else { return }
-        let url = originalRequest.url
+        let url = requestURL
         let (manager, interval) = (transferOptions.codersManager, transferOptions.progressiveDecodingInterval)
         let options = decoding.options(url: url, defaultMaximumPixelCount: nil)
         modifyState {

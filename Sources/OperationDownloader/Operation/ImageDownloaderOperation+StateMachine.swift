@@ -50,7 +50,7 @@ extension ImageDownloaderOperation {
         case .waitToRetry(let retry):
             if let clocks = retry.clocks { clocks.timeouts.stop(clocks.running) }
             retry.transferToCancel?.cancel()
-            callers.post([.imageDownloadStop], object: self)
+            callers.post(.stop, object: self)
             let wait = retry.wait
             // Strong capture: the wait completes exactly once (elapsed, or cancelled by the end), which ends the
             // cycle.
@@ -64,7 +64,7 @@ extension ImageDownloaderOperation {
 
     /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.
     private func release(_ resources: DownloadStateMachine.Release) {
-        httpTransaction.release()
+        httpTransaction?.release()
         // Its transfer is cancelled or complete: the owned session ends once it is done.
         if resources.ownsTransport { resources.transport?.invalidate(cancellingTransfers: false) }
         if let background = resources.backgroundTask { background.provider.endBackgroundTask(background.id) }

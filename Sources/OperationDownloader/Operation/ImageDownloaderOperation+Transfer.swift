@@ -34,11 +34,12 @@ extension ImageDownloaderOperation: TransferClient {
     /// transfer of the same attempt (the HTTP cache's refetch), which the callers already saw start.
     func startAttempt(_ request: URLRequest, first: Bool = true) {
         // data: URLs are served by the package itself, on every transport (DataURLTransfer).
-        let servesData = DataURLTransfer.serves(request)
+        let url = request.url
+        let servesData = DataURLTransfer.serves(url)
         let transport = servesData ? nil : resolveTransport()
         // Refused before anything is sent: a request without a URL is a fatal error inside corelibs, and a host
         // the transport cannot reach fails with an unexplained code. (The downloader checked its requests already.)
-        let refusal: ImageDownloaderError? = request.url.map { url in
+        let refusal: ImageDownloaderError? = url.map { url in
             transferOptions.plumbing == nil ? transport?.unsupportedReason(for: url).map { .unsupportedOnPlatform($0) } : nil
         } ?? .invalidURL
         if let refusal {
@@ -66,7 +67,7 @@ extension ImageDownloaderOperation: TransferClient {
         if first {
             if transferOptions.mayDecodeProgressively { startProgressiveDecoding() }
             if reports { callers.reportProgress(0, -1) }
-            callers.post([.imageDownloadStart], object: self)
+            callers.post(.start, object: self)
         }
         // Captured strongly: the monitor drops both closures when the clocks stop (every attempt's end) or fire,
         // and a weak capture would give the operation a side table, each retain of it then the slow path.
@@ -97,7 +98,9 @@ extension ImageDownloaderOperation: TransferClient {
         let serverResponse = response.statusCode == nil ? nil : response
         if let serverResponse {
             // Cookies and the HTTP cache see the server's response, before any response modifier.
-            switch httpTransaction.received(serverResponse) {
+            let disposition = httpTransaction?.received(serverResponse)
+                ?? HTTPCacheTransaction.dispositionWithoutCache(statusCode: serverResponse.statusCode)
+            switch disposition {
             case .proceed:
                 break
             case .notModified:
@@ -136,7 +139,7 @@ extension ImageDownloaderOperation: TransferClient {
         case .accept(let expected):
             modifyState { $0.responseAccepted(transfer, expected: expected, maximumReserved: Self.maximumReservedBytes) }
             if reports { callers.reportProgress(0, expected) }
-            callers.post([.imageDownloadReceiveResponse], object: self)
+            callers.post(.receiveResponse, object: self)
         }
     }
 
@@ -196,7 +199,7 @@ extension ImageDownloaderOperation: TransferClient {
         switch policy.decide(request, count: count) {
         case .follow(let redirected):
             // Cookies of the 3xx stored and the Cookie header rebuilt for the new URL; cache validators dropped.
-            return httpTransaction.redirect(redirected, response: response)
+            return httpTransaction?.redirect(redirected, response: response) ?? redirected
         case .refuse(let error):
             finish(error: error, cancelTransfer: true)
             return nil
@@ -210,7 +213,7 @@ extension ImageDownloaderOperation: TransferClient {
             $0.challengeReceived(challenge, from: transfer, now: now, originalHost: originalHost)
         }
         // [HTTP cache] a shared cache stores a response to an authorized request only where RFC 9111 §3.5 allows.
-        if credential != nil { httpTransaction.authenticationAnswered() }
+        if credential != nil { httpTransaction?.authenticationAnswered() }
         // nil: the transport makes the 401 the final response, and `didCompleteWith` reports it.
         return credential
     }

@@ -31,6 +31,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     static let maximumReservedBytes = 8 << 20
 
     let originalRequest: URLRequest
+    /// `originalRequest.url`, read once (the getter bridges through corelibs' `NSURLRequest`).
+    let requestURL: URL?
     let options: ImageDownloaderOptions
     /// The context given to `init` (the downloader's settings filled in under the first caller's): read only for
     /// callers added without a context of their own (`addHandlers(forProgress:completed:)`).
@@ -39,15 +41,14 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// where the defaults live).
     let transferOptions: TransferOptions
     let callers: CallbackFanOut
-    /// The HTTP cache (`.useURLCache`, `.ignoreCachedResponse`) and cookies (`.handleCookies`) for this download.
-    let httpTransaction: HTTPCacheTransaction
+    /// The HTTP cache (`.useURLCache`, `.ignoreCachedResponse`) and cookies (`.handleCookies`) for this download;
+    /// nil when it uses neither (`HTTPCacheTransaction.isNeeded`).
+    let httpTransaction: HTTPCacheTransaction?
     /// The downloader's timer, or the shared one (`transferOptions.deadlineMonitor`, read once).
     let deadlineMonitor: DeadlineMonitor
     /// The session given to `init` (the downloader's), used when no transport came with the context.
     let givenSession: URLSession?
     let state: Locked<DownloadStateMachine>
-    /// Cancelled with the operation: a final decode waiting for the decode memory budget stops waiting.
-    let decodeCancellation = ImageDecodingCancellation()
 
     /// `session` is borrowed (the downloader's); with `nil` the operation creates and owns one. `context`: the
     /// settings of this download (nil fields take the defaults of Docs/Options.md); the downloader passes the
@@ -59,18 +60,22 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.context = context ?? ImageDownloaderContext()
         let transfer = TransferOptions(options: options, context: self.context)
         self.originalRequest = request
+        self.requestURL = request.url
         self.givenSession = session
         self.options = options
         self.transferOptions = transfer
         self.deadlineMonitor = transfer.deadlineMonitor
         self.callers = CallbackFanOut(
-            callbackQueue: transfer.callbackQueue, postsNotifications: transfer.postsNotifications, url: request.url,
+            callbackQueue: transfer.callbackQueue, postsNotifications: transfer.postsNotifications, url: requestURL,
             memoryCache: transfer.plumbing?.memoryCache)
         self.state = Locked(DownloadStateMachine(metrics: ImageDownloadMetrics(queuedAt: Date())))
-        self.httpTransaction = HTTPCacheTransaction(
-            request: request, cache: transfer.httpCache, useURLCache: transfer.useURLCache,
-            ignoreCachedResponse: transfer.ignoresCachedResponse, handleCookies: transfer.handlesCookies,
-            revalidator: transfer.plumbing?.revalidator)  // [HTTP cache] background revalidation (stale-while-revalidate)
+        self.httpTransaction = HTTPCacheTransaction.isNeeded(
+            cache: transfer.httpCache, useURLCache: transfer.useURLCache, handleCookies: transfer.handlesCookies)
+            ? HTTPCacheTransaction(
+                request: request, cache: transfer.httpCache, useURLCache: transfer.useURLCache,
+                ignoreCachedResponse: transfer.ignoresCachedResponse, handleCookies: transfer.handlesCookies,
+                revalidator: transfer.plumbing?.revalidator)  // [HTTP cache] background revalidation (stale-while-revalidate)
+            : nil
         super.init()
     }
 
@@ -228,7 +233,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         // [HTTP cache] the status check travels with the request: a stored error status is answered only to a
         // download that rejects it (without a cache, nothing to read: no closure, no lock).
         let begun: HTTPCacheTransaction.Start
-        if httpTransaction.mayStore {
+        if let httpTransaction, httpTransaction.mayStore {
             let codes = modifyState { $0.acceptableStatusCodes }
             switch httpTransaction.beginSharing(acceptsStatus: { ResponseValidation.isAcceptable(status: $0, codes: codes) }) {
             case .proceed(let start):
@@ -238,7 +243,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
                 return
             }
         } else {
-            begun = httpTransaction.begin()
+            begun = httpTransaction?.begin() ?? HTTPCacheTransaction.beginWithoutCache(originalRequest)
         }
         switch begun {
         case .send(let request):
@@ -261,9 +266,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             // Answer now; `start()` finishes the operation (it must never be finished before it started).
             callers.answerAll(.failure(ImageDownloaderError.cancelled), after: [], object: self)
             // [HTTP cache] a wait for another process's fetch ends now, and finishes the operation.
-            httpTransaction.cancelSharedFetchWait()
+            httpTransaction?.cancelSharedFetchWait()
         case .running:
-            decodeCancellation.cancel()  // a final decode waiting for the decode memory budget stops waiting
+            modifyState { $0.decodeCancellation }?.cancel()  // a final decode waiting for the decode memory budget stops waiting
             finish(error: ImageDownloaderError.cancelled, cancelTransfer: true)
         case .over:
             break

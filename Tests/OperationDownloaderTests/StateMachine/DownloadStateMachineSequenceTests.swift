@@ -51,7 +51,7 @@ import FoundationNetworking
         let completion = try #require(completed)
         #expect(completion.inline && !fixture.machine.stopPosted)
         let end = fixture.machine.finish(
-            .failure(ImageDownloaderError.cancelled), cancelTransfer: false, alsoPosting: [.imageDownloadFinish])
+            .failure(ImageDownloaderError.cancelled), cancelTransfer: false, alsoPosting: [.finish])
         #expect(end.finishNotifications == [.imageDownloadStop, .imageDownloadFinish])
     }
 
@@ -114,7 +114,7 @@ import FoundationNetworking
         }
         #expect(end.transferToCancel === attempt.transfer)
         // The first attempt's stop was never posted: the end posts it (as before the machine).
-        #expect(end.notifications == [.imageDownloadStop])
+        #expect(end.notifications.names == [.imageDownloadStop])
     }
 
     @Test func clocksOfAnAttemptThatEndedDuringItsStartAreStoppedAtOnce() {

@@ -144,7 +144,7 @@ import FoundationNetworking
             "none stale → pending", "none stale → starting", "stopClocks served → transferring",
             "none stale → waitingToRetry", "none stale → completing", "none stale → finished",
         ]),
-        Event(name: "final decode due", apply: { f in f.machine.finalDecodeDue().map { "\($0)" } ?? "ended" }, expected: [
+        Event(name: "final decode due", apply: { f in f.machine.finalDecodeDue().map { "\($0.decodes)" } ?? "ended" }, expected: [
             "ended → pending", "ended → starting", "ended → transferring",
             "ended → waitingToRetry", "false → completing", "ended → finished",
         ]),

@@ -82,7 +82,7 @@ extension DownloadStateMachine.Action {
 
     /// The notifications a finish posts before the answers (nil: not a finish).
     var finishNotifications: [Notification.Name]? {
-        if case .finish(let end) = self { return end.notifications }
+        if case .finish(let end) = self { return end.notifications.names }
         return nil
     }
 }

@@ -3,16 +3,15 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import OperationDownloader
+import Testing
 
 /// A transport driven by the test (issue 14; Nuke's `MockDataLoader`, swift-nio's `EmbeddedChannel`): each
 /// transfer waits for the test to deliver its events, on the test's thread, one at a time. Events after a
 /// cancel are dropped as the seam's contract says, unless `deliversAfterCancel` simulates a transport whose
 /// event was already running (the operation must drop them itself then).
-final class ScriptedTransport: DownloadTransport, @unchecked Sendable {  // `lock` guards every var
-    private let lock = NSLock()
-    private var made: [ScriptedTransfer] = []
-    private var waiters: [(index: Int, continuation: CheckedContinuation<ScriptedTransfer?, Never>)] = []
-    private var invalidationCalls: [Bool] = []
+final class ScriptedTransport: DownloadTransport, Sendable {
+    /// The transfers made so far, in order; awaited by `transfer(_:timeout:)`.
+    private let made = Watched<[ScriptedTransfer]>([])
     /// What `unsupportedReason(for:)` answers.
     let refuse: @Sendable (URL) -> String?
 
@@ -22,51 +21,27 @@ final class ScriptedTransport: DownloadTransport, @unchecked Sendable {  // `loc
 
     func makeTransfer(_ request: TransferRequest, client: any TransferClient) -> any TransportTransfer {
         let transfer = ScriptedTransfer(request: request, client: client)
-        let ready: [CheckedContinuation<ScriptedTransfer?, Never>] = lock.withLock {
-            made.append(transfer)
-            let index = made.count - 1
-            let matching = waiters.filter { $0.index == index }
-            waiters.removeAll { $0.index == index }
-            return matching.map(\.continuation)
-        }
-        ready.forEach { $0.resume(returning: transfer) }
+        made.withLock { $0.append(transfer) }
         return transfer
     }
 
-    func invalidate(cancellingTransfers: Bool) {
-        lock.withLock { invalidationCalls.append(cancellingTransfers) }
-    }
+    func invalidate(cancellingTransfers: Bool) {}
 
     func unsupportedReason(for url: URL) -> String? { refuse(url) }
 
     /// Every transfer made so far.
-    var transfers: [ScriptedTransfer] { lock.withLock { made } }
+    var transfers: [ScriptedTransfer] { made.current }
 
     /// The `index`-th transfer (0-based), once the operation has made AND resumed it; nil if that does not
     /// happen within `timeout` (a bound against hangs, never a timing assertion).
     func transfer(_ index: Int = 0, timeout: TimeInterval = 30) async -> ScriptedTransfer? {
-        let found: ScriptedTransfer? = await withCheckedContinuation { continuation in
-            let existing: ScriptedTransfer? = lock.withLock {
-                if index < made.count { return made[index] }
-                waiters.append((index, continuation))
-                return nil
-            }
-            if let existing { continuation.resume(returning: existing) }
-            if existing == nil {
-                afterTimeout(timeout) {
-                    let expired: CheckedContinuation<ScriptedTransfer?, Never>? = self.lock.withLock {
-                        guard let at = self.waiters.firstIndex(where: { $0.index == index }) else { return nil }
-                        return self.waiters.remove(at: at).continuation
-                    }
-                    expired?.resume(returning: nil)
-                }
-            }
-        }
-        // Taken again from `made` under the lock: when `makeTransfer` resumes the continuation before this task
-        // suspended, the hand-over goes through the runtime's atomics, which ThreadSanitizer cannot see; without
-        // this lock it reported the transfer's initial state as racing with its first read (2 reports in CI).
-        guard found != nil, let published = lock.withLock({ index < made.count ? made[index] : nil }),
-              await published.resumed(timeout: timeout) else { return nil }
+        guard await made.wait(timeout: timeout, describe: { "\($0.count) transfers made" }, until: { $0.count > index })
+        else { return nil }
+        // Read under `made`'s lock, not taken from the waiter's resumption: when `makeTransfer` wakes the waiter
+        // before this task suspended, the hand-over goes through the runtime's atomics, which ThreadSanitizer
+        // cannot see (it reported the transfer's initial state as racing with its first read, in CI).
+        let published = made.current[index]
+        guard await published.resumed(timeout: timeout) else { return nil }
         return published
     }
 }
@@ -77,7 +52,8 @@ final class ScriptedTransfer: TransportTransfer, @unchecked Sendable {  // `lock
     private weak var client: (any TransferClient)?
     private let lock = NSLock()
     private var isResumed = false
-    private var resumeWaiters: [CheckedContinuation<Bool, Never>] = []
+    /// `isResumed`, for `resumed(timeout:)` to await.
+    private let resumedFlag = Watched(false)
     private var cancels = 0
     private var priorities: [Float] = []
     private var deciding = false
@@ -100,36 +76,16 @@ final class ScriptedTransfer: TransportTransfer, @unchecked Sendable {  // `lock
     /// Cancels that arrived while a redirect or challenge was being decided.
     var cancelsDuringDecisions: Int { lock.withLock { cancelsWhileDeciding } }
 
+    /// True once the operation has resumed this transfer; false after `timeout` (a bound against hangs).
     func resumed(timeout: TimeInterval) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let now: Bool = lock.withLock {
-                if isResumed { return true }
-                resumeWaiters.append(continuation)
-                return false
-            }
-            if now {
-                continuation.resume(returning: true)
-                return
-            }
-            afterTimeout(timeout) {
-                let expired: [CheckedContinuation<Bool, Never>] = self.lock.withLock {
-                    defer { self.resumeWaiters = [] }
-                    return self.resumeWaiters
-                }
-                expired.forEach { $0.resume(returning: false) }
-            }
-        }
+        await resumedFlag.wait(timeout: timeout, describe: { _ in "transfer not resumed" }, until: { $0 })
     }
 
     // MARK: - TransportTransfer
 
     func resume() {
-        let waiting: [CheckedContinuation<Bool, Never>] = lock.withLock {
-            isResumed = true
-            defer { resumeWaiters = [] }
-            return resumeWaiters
-        }
-        waiting.forEach { $0.resume(returning: true) }
+        lock.withLock { isResumed = true }
+        resumedFlag.withLock { $0 = true }
     }
 
     func cancel() {

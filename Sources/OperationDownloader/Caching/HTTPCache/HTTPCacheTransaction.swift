@@ -120,11 +120,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // `state` is lock-guar
             state.requestDate = now
             state.acceptsStatus = acceptsStatus
         }
-        guard let cache, useURLCache else {
-            // "Never load" with no cache to read from can only fail, as on Apple without a URLCache.
-            if request.cachePolicy == .returnCacheDataDontLoad { return .fail(URLError(.resourceUnavailable)) }
-            return .send(request)
-        }
+        guard let cache, useURLCache else { return Self.beginWithoutCache(request) }
         let plan = cache.plan(for: request, useURLCache: true, now: now)
         switch plan {
         case .serveFromCache(let stored) where stored.hasBody || !acceptsStatus(stored.statusCode):
@@ -219,7 +215,7 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // `state` is lock-guar
     func received(_ response: TransportResponse, now: Date = Date()) -> ResponseDisposition {
         if handleCookies || mayStore, let http = response.httpURLResponse { return received(http, now: now) }
         let status = response.statusCode ?? 0
-        let disposition: ResponseDisposition = status == 304 ? .notModified : .proceed
+        let disposition = Self.dispositionWithoutCache(statusCode: status)
         settleSharedFetch(after: disposition, statusCode: status)
         return disposition
     }
@@ -314,6 +310,26 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // `state` is lock-guar
 
     /// Whether `completed` can write to the cache at all (`.useURLCache` with a cache).
     var mayStore: Bool { useURLCache && cache != nil }
+
+    // MARK: - Downloads without a transaction
+
+    /// Whether a download needs a transaction: with neither an HTTP cache to use nor cookies to handle, there is
+    /// nothing to read, add or store, and the download does without one (its object and lock were ~2 k
+    /// instructions a download, Docs/Transports.md).
+    static func isNeeded(cache: HTTPImageCache?, useURLCache: Bool, handleCookies: Bool) -> Bool {
+        handleCookies || (useURLCache && cache != nil)
+    }
+
+    /// `begin()` without a transaction: the request as it is, unless it may only be answered from a cache.
+    static func beginWithoutCache(_ request: URLRequest) -> Start {
+        // "Never load" with no cache to read from can only fail, as on Apple without a URLCache.
+        request.cachePolicy == .returnCacheDataDontLoad ? .fail(URLError(.resourceUnavailable)) : .send(request)
+    }
+
+    /// `received(_:)` without a transaction: only the status matters (a 304 answers the caller's own validators).
+    static func dispositionWithoutCache(statusCode: Int?) -> ResponseDisposition {
+        statusCode == 304 ? .notModified : .proceed
+    }
 
     /// Stores a complete response and its body (before any decryptor) when the policy allows.
     /// `authenticated`: the transport answered an authentication challenge for it (a shared cache stores it

@@ -28,12 +28,12 @@ final class DataURLTransfer: TransportTransfer, @unchecked Sendable {  // `lock`
         self.client = client
     }
 
-    /// Whether this transfer serves `request` (its URL's scheme is `data`).
-    static func serves(_ request: URLRequest) -> Bool {
-        // On every download's path: "http"/"https" are ruled out by their first byte, without lower-casing.
-        guard let scheme = request.url?.scheme, scheme.utf8.count == 4,
-              let first = scheme.utf8.first, first | 0x20 == UInt8(ascii: "d") else { return false }
-        return scheme.lowercased() == "data"
+    /// Whether this transfer serves `url` (its scheme is `data`).
+    static func serves(_ url: URL?) -> Bool {
+        // On every download's path: "http"/"https" are ruled out by the first byte of the URL's text (the scheme
+        // comes first), which is stored, where `scheme` parses it out (~0.5 k instructions per download).
+        guard let url, let first = url.absoluteString.utf8.first, first | 0x20 == UInt8(ascii: "d") else { return false }
+        return url.scheme?.lowercased() == "data"
     }
 
     func resume() {

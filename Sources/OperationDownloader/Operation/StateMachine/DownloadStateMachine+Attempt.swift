@@ -1,4 +1,5 @@
 import Foundation
+import Decoding
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -199,9 +200,14 @@ extension DownloadStateMachine {
         return (.none, (cancelRequested, rejected))
     }
 
-    /// The final decode may run: whether any caller wants an image; nil when the download ended meanwhile.
-    func finalDecodeDue() -> Bool? {
-        guard case .completing = phase else { return nil }
-        return anyCallerDecodes
+    /// The final decode may run: whether any caller wants an image, and the decode's cancellation token (made
+    /// only for a decode: most downloads never need one, and it is a lock). nil when the download ended or is
+    /// being cancelled meanwhile (the cancel finishes it).
+    mutating func finalDecodeDue() -> (decodes: Bool, cancellation: ImageDecodingCancellation?)? {
+        guard case .completing = phase, !cancelRequested else { return nil }
+        guard anyCallerDecodes else { return (false, nil) }
+        let cancellation = ImageDecodingCancellation()
+        decodeCancellation = cancellation
+        return (true, cancellation)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Decoding
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -51,7 +52,7 @@ struct DownloadStateMachine {
     /// cancelled, every caller answered once after `notifications`, resources released, `isFinished` flipped.
     struct Finish {
         var ending: DownloadEnding
-        var notifications: [Notification.Name]
+        var notifications: DownloadNotifications
         var retryWait: RetryWait?
         var clocks: Clocks?
         var transferToCancel: (any TransportTransfer)?
@@ -116,6 +117,9 @@ struct DownloadStateMachine {
     private(set) var hasProgressHandlers = false
     private(set) var anyCallerDecodes = false
     private(set) var anyCallerWantsPartialImages = false
+    /// The final decode's token (`finalDecodeDue`), which a cancel from then on uses to end its wait for the
+    /// decode memory budget.
+    var decodeCancellation: ImageDecodingCancellation?
     private var backgroundTask: (provider: any BackgroundTaskProvider, id: Int)?
     /// Set by the downloader: runs once, on the finishing thread, just before `isFinished` flips.
     private var finishing: (@Sendable () -> Void)?
@@ -269,7 +273,7 @@ struct DownloadStateMachine {
     /// `ifRunning`: only while that transfer's attempt runs. `imageDownloadStop` goes out here only when this
     /// attempt's did not yet, then `alsoPosting`.
     mutating func finish(
-        _ ending: DownloadEnding, cancelTransfer: Bool, alsoPosting: [Notification.Name] = [],
+        _ ending: DownloadEnding, cancelTransfer: Bool, alsoPosting: DownloadNotifications = [],
         ifRunning transfer: (any TransportTransfer)? = nil
     ) -> Action {
         switch state {
@@ -286,7 +290,7 @@ struct DownloadStateMachine {
         let postsStop = !stopPosted
         stopPosted = true
         return .finish(Finish(
-            ending: ending, notifications: (postsStop ? [.imageDownloadStop] : []) + alsoPosting,
+            ending: ending, notifications: postsStop ? alsoPosting.union(.stop) : alsoPosting,
             retryWait: retryWait, clocks: clocks, transferToCancel: cancelTransfer ? attempt?.transfer : nil,
             release: takeRelease()))
     }
