@@ -23,7 +23,7 @@ extension ImageDownloader {
         }
         // This caller's settings, resolved once (ResolvedOptions.swift): its queue, variant and cache entry.
         let caller = CallerOptions(
-            options: options, context: context ?? ImageDownloaderContext(), defaults: callerDefaults)
+            options: options, context: context ?? .empty, defaults: callerDefaults)
         if Self.allowsCachedData(request.cachePolicy), let cache = storedConfiguration.imageCache,
            let image = cache.image(for: request, withAdditionalIdentifier: caller.memoryCacheIdentifier) {
             completed?(image, nil, nil, true)

@@ -78,15 +78,17 @@ struct IdleWaits {
         }
     }
 
-    /// Every waiting body, removed (the downloader just became idle); reserved ids stay.
+    /// Every waiting body, removed (the downloader just became idle), in the order the waits began; reserved ids stay.
     mutating func takeWaiting() -> [@Sendable () -> Void] {
         guard !phases.isEmpty else { return [] }
-        var bodies: [@Sendable () -> Void] = []
-        for (id, phase) in phases {
-            guard case .waiting(let body) = phase else { continue }
-            phases[id] = nil
-            bodies.append(body)
-        }
-        return bodies
+        // In the order they were registered (ids grow), not the dictionary's: a `whenIdle` block registered
+        // before a `waitUntilIdle` is queued before that wait returns (seen under TSan: a test draining the
+        // callback queue right after the wait ran before the block was queued).
+        let ready = phases.compactMap { id, phase -> (UInt64, @Sendable () -> Void)? in
+            guard case .waiting(let body) = phase else { return nil }
+            return (id, body)
+        }.sorted { $0.0 < $1.0 }
+        for (id, _) in ready { phases[id] = nil }
+        return ready.map(\.1)
     }
 }

@@ -92,7 +92,7 @@ extension ImageDownloader {
         let plumbing = DownloadPlumbing(
             resources: resources, memoryCache: memoryCache, revalidator: usesHTTPCache ? .downloader(self) : nil,
             timeoutIntervalIsUnset: madeFromURL)
-        var filled: ImageDownloaderContext? = context ?? ImageDownloaderContext()
+        var filled: ImageDownloaderContext? = context ?? .empty
         filled?.fill(
             by: configuration, callbackQueue: callbackQueue, responseModifier: responseModifier, decryptor: decryptor,
             plumbing: plumbing)

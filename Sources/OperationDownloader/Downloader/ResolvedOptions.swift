@@ -170,10 +170,12 @@ struct CallerOptions: Sendable {
     /// The caller's context with these settings filled in, for an operation class that reads the context
     /// (`addHandlers(forProgress:completed:options:context:)` of a subclass or another class).
     func filling(_ context: ImageDownloaderContext?) -> ImageDownloaderContext {
-        var filled = context ?? ImageDownloaderContext()
-        filled.callbackQueue = callbackQueue
-        filled.allowsIncompleteImages = allowsIncompleteImages
-        if filled.maximumPixelCount == nil { filled.maximumPixelCount = variant.decoding?.maximumPixelCount }
+        var filled = context ?? .empty
+        filled.update { fields in
+            fields.callbackQueue = callbackQueue
+            fields.allowsIncompleteImages = allowsIncompleteImages
+            if fields.maximumPixelCount == nil { fields.maximumPixelCount = variant.decoding?.maximumPixelCount }
+        }
         return filled
     }
 }
@@ -182,28 +184,30 @@ extension ImageDownloaderContext {
     /// Makes this (the first caller's context) the context an operation of a downloader is made with: the
     /// downloader's settings under it, every field filled, and the downloader's plumbing. Any operation class
     /// gets the whole configuration through it (its `init`), and this package's reads it back as `TransferOptions`.
-    /// In place: copying a context retains every one of its fields.
+    /// One `update`: a single new storage object for all the fields it sets.
     mutating func fill(
         by configuration: ImageDownloaderConfiguration, callbackQueue: DispatchQueue,
         responseModifier: (any ImageDownloaderResponseModifier)?, decryptor: (any ImageDownloaderDecryptor)?,
         plumbing: DownloadPlumbing
     ) {
-        // `a = a ?? b` rather than `if a == nil`: comparing an Optional existential with nil copies it.
-        self.responseModifier = self.responseModifier ?? responseModifier
-        self.decryptor = self.decryptor ?? decryptor
-        self.callbackQueue = self.callbackQueue ?? callbackQueue
-        codersManager = codersManager ?? configuration.codersManager
-        maximumResponseSize = maximumResponseSize ?? configuration.maximumResponseSize
-        downloadTimeout = downloadTimeout ?? configuration.downloadTimeout
-        maximumDownloadDuration = maximumDownloadDuration ?? configuration.maximumDownloadDuration
-        retryPolicy = retryPolicy ?? configuration.retryPolicy
-        allowsIncompleteImages = allowsIncompleteImages ?? configuration.allowsIncompleteImages
-        progressiveDecodingInterval =
-            progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
-        maximumPixelCount = maximumPixelCount ?? configuration.maximumPixelCount
-        httpCache = httpCache ?? configuration.httpCache
-        postsNotifications = postsNotifications ?? configuration.postsNotifications
-        self.plumbing = plumbing
+        update { fields in
+            // `a = a ?? b` rather than `if a == nil`: comparing an Optional existential with nil copies it.
+            fields.responseModifier = fields.responseModifier ?? responseModifier
+            fields.decryptor = fields.decryptor ?? decryptor
+            fields.callbackQueue = fields.callbackQueue ?? callbackQueue
+            fields.codersManager = fields.codersManager ?? configuration.codersManager
+            fields.maximumResponseSize = fields.maximumResponseSize ?? configuration.maximumResponseSize
+            fields.downloadTimeout = fields.downloadTimeout ?? configuration.downloadTimeout
+            fields.maximumDownloadDuration = fields.maximumDownloadDuration ?? configuration.maximumDownloadDuration
+            fields.retryPolicy = fields.retryPolicy ?? configuration.retryPolicy
+            fields.allowsIncompleteImages = fields.allowsIncompleteImages ?? configuration.allowsIncompleteImages
+            fields.progressiveDecodingInterval =
+                fields.progressiveDecodingInterval ?? configuration.progressiveDecodingInterval
+            fields.maximumPixelCount = fields.maximumPixelCount ?? configuration.maximumPixelCount
+            fields.httpCache = fields.httpCache ?? configuration.httpCache
+            fields.postsNotifications = fields.postsNotifications ?? configuration.postsNotifications
+            fields.plumbing = plumbing
+        }
     }
 }
 

@@ -11,8 +11,8 @@ import Dispatch
 ///
 /// Two kinds of registration:
 /// - a fixed deadline (`register(after:handler:)`): `maximumDownloadDuration`;
-/// - an idle deadline (`register(idle:lastActivity:handler:)`): fires once `lastActivity()` is more than
-///   `idle` ago. Activity is never reported to the monitor: when the deadline comes, the monitor reads the
+/// - an idle deadline (`register(idle:owner:)`, or with closures `register(idle:lastActivity:handler:)`): fires
+///   once the owner's `lastActivity()` is more than `idle` ago. Activity is never reported to the monitor: when the deadline comes, the monitor reads the
 ///   last activity and, if there was some since, moves the deadline to last activity + idle. So a chunk of
 ///   body costs its owner one timestamp, and the monitor one check per idle period.
 ///
@@ -29,9 +29,20 @@ final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, 
 
     private struct Entry {
         var deadline: UInt64
-        /// For idle registrations: the interval (ns) and where the owner records its last activity.
-        let idle: (interval: UInt64, lastActivity: @Sendable () -> UInt64)?
-        let handler: @Sendable () -> Void
+        let action: Action
+    }
+
+    private enum Action {
+        case fixed(@Sendable () -> Void)
+        /// The interval (ns) and the owner, which records its last activity and is told when it is too long ago.
+        case idle(interval: UInt64, owner: any IdleDeadlineOwner)
+
+        func run() {
+            switch self {
+            case .fixed(let handler): handler()
+            case .idle(_, let owner): owner.idleDeadlinePassed()
+            }
+        }
     }
 
     private let lock = NSLock()
@@ -60,7 +71,7 @@ final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, 
     /// A non-finite or huge interval never fires.
     func register(after seconds: TimeInterval, handler: @escaping @Sendable () -> Void) -> Registration {
         let now = clock.now()
-        return insert(Entry(deadline: Self.deadline(now: now, after: seconds), idle: nil, handler: handler))
+        return insert(Entry(deadline: Self.deadline(now: now, after: seconds), action: .fixed(handler)))
     }
 
     /// Registers `handler` to run once no activity was recorded for `seconds`: `lastActivity` returns the
@@ -69,10 +80,16 @@ final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, 
         idle seconds: TimeInterval, lastActivity: @escaping @Sendable () -> UInt64,
         handler: @escaping @Sendable () -> Void
     ) -> Registration {
+        register(idle: seconds, owner: ClosureIdleOwner(lastActivity: lastActivity, handler: handler))
+    }
+
+    /// The same with one owner object: every download registers one, and its two closures' contexts were two
+    /// allocations per download.
+    func register(idle seconds: TimeInterval, owner: any IdleDeadlineOwner) -> Registration {
         let now = clock.now()
         let deadline = Self.deadline(now: now, after: seconds)
         let interval = deadline == UInt64.max ? UInt64.max : deadline - now
-        return insert(Entry(deadline: deadline, idle: (interval, lastActivity), handler: handler))
+        return insert(Entry(deadline: deadline, action: .idle(interval: interval, owner: owner)))
     }
 
     private func insert(_ entry: Entry) -> Registration {
@@ -119,8 +136,8 @@ final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, 
         var moved: [(UInt64, UInt64)] = []
         var due: [(UInt64, UInt64)] = []
         for (id, entry) in expired {
-            if let idle = entry.idle {
-                let (next, overflow) = idle.lastActivity().addingReportingOverflow(idle.interval)
+            if case .idle(let interval, let owner) = entry.action {
+                let (next, overflow) = owner.lastActivity().addingReportingOverflow(interval)
                 if !overflow && next > now {
                     moved.append((id, next))
                     continue
@@ -128,15 +145,37 @@ final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, 
             }
             due.append((id, entry.deadline))
         }
-        let handlers: [@Sendable () -> Void] = lock.withLock {
+        let actions: [Action] = lock.withLock {
             for (id, next) in moved { entries[id]?.deadline = next }
-            let taken = due.sorted { $0.1 < $1.1 }.compactMap { entries.removeValue(forKey: $0.0)?.handler }
+            let taken = due.sorted { $0.1 < $1.1 }.compactMap { entries.removeValue(forKey: $0.0)?.action }
             let earliest = entries.values.lazy.map(\.deadline).min() ?? UInt64.max
             if earliest < armedAt { arm(earliest) }
             return taken
         }
-        for handler in handlers { handler() }
+        for action in actions { action.run() }
     }
+}
+
+/// The owner of an idle registration (`DeadlineMonitor.register(idle:owner:)`).
+protocol IdleDeadlineOwner: AnyObject, Sendable {
+    /// The monitor time (`DeadlineMonitor.now()`) of the owner's latest activity; read when the deadline comes.
+    func lastActivity() -> UInt64
+    /// No activity for the registered interval. Runs once, on the monitor's queue.
+    func idleDeadlinePassed()
+}
+
+/// An idle owner made of two closures (`register(idle:lastActivity:handler:)`).
+private final class ClosureIdleOwner: IdleDeadlineOwner {
+    private let activity: @Sendable () -> UInt64
+    private let handler: @Sendable () -> Void
+
+    init(lastActivity: @escaping @Sendable () -> UInt64, handler: @escaping @Sendable () -> Void) {
+        self.activity = lastActivity
+        self.handler = handler
+    }
+
+    func lastActivity() -> UInt64 { activity() }
+    func idleDeadlinePassed() { handler() }
 }
 
 /// The monitor's notion of time and its one timer.

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// events of a transfer one at a time, in order; each handler checks under the lock that the transfer is still
 /// the running one (events of a cancelled transfer may still be running on another thread): each is one event
 /// of `DownloadStateMachine` (StateMachine/), run through `modifyStateAndRunActions`.
-extension ImageDownloaderOperation: TransferClient {
+extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
     // MARK: - Starting an attempt
 
     /// The transport of this operation: the downloader's (from the context), else one on the session given to
@@ -69,13 +69,9 @@ extension ImageDownloaderOperation: TransferClient {
             if reports { callers.reportProgress(0, -1) }
             callers.post(.start, object: self)
         }
-        // Captured strongly: the monitor drops both closures when the clocks stop (every attempt's end) or fire,
-        // and a weak capture would give the operation a side table, each retain of it then the slow path.
-        let running = timeouts.start(
-            lastActivity: { [self] in lastActivity(of: transfer) },
-            onTimeout: { [self] error in
-                attemptFailed(transfer, ImageDownloaderError.network(error), cancelTransfer: true)
-            })
+        // Held strongly: the monitor drops its registrations when the clocks stop (every attempt's end) or fire,
+        // and a weak reference would give the operation a side table, each retain of it then the slow path.
+        let running = timeouts.start(for: transfer, client: self)
         // The attempt ended during start (a cancel from the start progress callback): no registration stays.
         modifyStateAndRunActions { $0.clocksStarted(.init(timeouts: timeouts, running: running), for: transfer) }
         transfer.resume()
@@ -84,8 +80,13 @@ extension ImageDownloaderOperation: TransferClient {
     var hasProgressHandlers: Bool { modifyState { $0.hasProgressHandlers } }
 
     /// When `transfer` last reported an event (read by the deadline monitor when the idle deadline is due).
-    private func lastActivity(of transfer: any TransportTransfer) -> UInt64 {
+    func lastActivity(of transfer: any TransportTransfer) -> UInt64 {
         modifyState { $0.lastActivity(of: transfer) }
+    }
+
+    /// One of `transfer`'s clocks ran out (`TransferTimeouts`).
+    func transfer(_ transfer: any TransportTransfer, timedOut error: URLError) {
+        attemptFailed(transfer, ImageDownloaderError.network(error), cancelTransfer: true)
     }
 
     // MARK: - TransferClient

@@ -57,7 +57,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         request: URLRequest, session: URLSession?, options: ImageDownloaderOptions, context: ImageDownloaderContext?
     ) {
         // Stored first and read back from storage below: the one copy a borrowed context needs.
-        self.context = context ?? ImageDownloaderContext()
+        self.context = context ?? .empty
         let transfer = TransferOptions(options: options, context: self.context)
         self.originalRequest = request
         self.requestURL = request.url

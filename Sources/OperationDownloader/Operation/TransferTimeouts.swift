@@ -20,26 +20,20 @@ struct TransferTimeouts: Sendable {
     let idle: TimeInterval
     let maximumDuration: TimeInterval?
 
-    /// Starts both clocks. `lastActivity`: the monitor time of the transfer's latest event; `onTimeout` runs (at
+    /// Starts both clocks of `transfer`. `client` tells the monitor the transfer's latest event, and is told (at
     /// most once per clock, on the monitor's queue) when one runs out, with the error saying which.
-    func start(
-        lastActivity: @escaping @Sendable () -> UInt64, onTimeout: @escaping @Sendable (URLError) -> Void
-    ) -> Running {
-        // The errors are made only when a clock runs out: every download starts these clocks.
-        let idle = idle
-        return Running(
-            idle: monitor.register(idle: idle, lastActivity: lastActivity) {
-                onTimeout(Self.error("no data for \(Self.seconds(idle))"))
-            },
+    func start(for transfer: any TransportTransfer, client: any TransferTimeoutClient) -> Running {
+        Running(
+            idle: monitor.register(idle: idle, owner: IdleClock(client: client, transfer: transfer, idle: idle)),
             total: maximumDuration.map { limit in
                 monitor.register(after: limit) {
-                    onTimeout(Self.error("the download took longer than its \(Self.seconds(limit)) maximum"))
+                    client.transfer(transfer, timedOut: Self.error("the download took longer than its \(Self.seconds(limit)) maximum"))
                 }
             })
     }
 
     /// `.timedOut`, saying which clock ran out (shown by `ImageDownloaderError.description`).
-    private static func error(_ text: String) -> URLError {
+    static func error(_ text: String) -> URLError {
         URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: text])
     }
 
@@ -52,5 +46,33 @@ struct TransferTimeouts: Sendable {
     func stop(_ running: Running) {
         if let idle = running.idle { monitor.unregister(idle) }
         if let total = running.total { monitor.unregister(total) }
+    }
+}
+
+/// Who runs a transfer's clocks: the operation.
+protocol TransferTimeoutClient: AnyObject, Sendable {
+    /// The monitor time of `transfer`'s latest event.
+    func lastActivity(of transfer: any TransportTransfer) -> UInt64
+    /// One of `transfer`'s clocks ran out; `error` says which.
+    func transfer(_ transfer: any TransportTransfer, timedOut error: URLError)
+}
+
+/// The idle clock of one transfer, as the monitor's owner: one object per download where two closures were two.
+private final class IdleClock: IdleDeadlineOwner {
+    private let client: any TransferTimeoutClient
+    private let transfer: any TransportTransfer
+    private let idle: TimeInterval
+
+    init(client: any TransferTimeoutClient, transfer: any TransportTransfer, idle: TimeInterval) {
+        self.client = client
+        self.transfer = transfer
+        self.idle = idle
+    }
+
+    func lastActivity() -> UInt64 { client.lastActivity(of: transfer) }
+
+    func idleDeadlinePassed() {
+        // The error is made only when the clock runs out: every download starts this clock.
+        client.transfer(transfer, timedOut: TransferTimeouts.error("no data for \(TransferTimeouts.seconds(idle))"))
     }
 }
