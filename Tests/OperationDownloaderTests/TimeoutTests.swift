@@ -18,7 +18,9 @@ import Testing
         let (monitor, clock) = makeManualMonitor()
         let activity = Locked<UInt64>(monitor.now())
         let fired = Locked(0)
-        _ = monitor.register(idle: 1, lastActivity: { activity.current }) { fired.withLock { $0 += 1 } }
+        _ = monitor.register(idle: 1, owner: ClosureIdleOwner(lastActivity: { activity.current }) {
+            fired.withLock { $0 += 1 }
+        })
         clock.advance(by: 0.8)
         activity.withLock { $0 = monitor.now() }
         clock.advance(by: 0.5)   // 1.3 s after the start, 0.5 s after the activity
@@ -35,10 +37,10 @@ import Testing
         let fired = Locked(0)
         let box = Locked<DeadlineMonitor.Registration?>(nil)
         // The owner's `lastActivity` unregisters (as a finishing operation would, on another thread).
-        let registration = monitor.register(idle: 1, lastActivity: {
+        let registration = monitor.register(idle: 1, owner: ClosureIdleOwner(lastActivity: {
             if let registration = box.current { monitor.unregister(registration) }
             return 0
-        }) { fired.withLock { $0 += 1 } }
+        }) { fired.withLock { $0 += 1 } })
         box.withLock { $0 = registration }
         clock.advance(by: 2)
         #expect(fired.current == 0)

@@ -22,13 +22,6 @@ struct DownloadNotifications: OptionSet, Sendable {
     static let stop = DownloadNotifications(rawValue: 1 << 2)
     static let finish = DownloadNotifications(rawValue: 1 << 3)
 
-    /// The names, in the order they are posted.
-    var names: [Notification.Name] {
-        var names: [Notification.Name] = []
-        forEachName { names.append($0) }
-        return names
-    }
-
     /// Calls `body` with each name in the set, in the order they are posted.
     func forEachName(_ body: (Notification.Name) -> Void) {
         if contains(.start) { body(.imageDownloadStart) }

@@ -11,8 +11,8 @@ import Dispatch
 ///
 /// Two kinds of registration:
 /// - a fixed deadline (`register(after:handler:)`): `maximumDownloadDuration`;
-/// - an idle deadline (`register(idle:owner:)`, or with closures `register(idle:lastActivity:handler:)`): fires
-///   once the owner's `lastActivity()` is more than `idle` ago. Activity is never reported to the monitor: when the deadline comes, the monitor reads the
+/// - an idle deadline (`register(idle:owner:)`): fires once the owner's `lastActivity()` is more than `idle`
+///   ago. Activity is never reported to the monitor: when the deadline comes, the monitor reads the
 ///   last activity and, if there was some since, moves the deadline to last activity + idle. So a chunk of
 ///   body costs its owner one timestamp, and the monitor one check per idle period.
 ///
@@ -74,17 +74,9 @@ final class DeadlineMonitor: @unchecked Sendable {  // `lock` guards `entries`, 
         return insert(Entry(deadline: Self.deadline(now: now, after: seconds), action: .fixed(handler)))
     }
 
-    /// Registers `handler` to run once no activity was recorded for `seconds`: `lastActivity` returns the
-    /// monitor time (`now()`) of the owner's latest activity. The idle period starts now.
-    func register(
-        idle seconds: TimeInterval, lastActivity: @escaping @Sendable () -> UInt64,
-        handler: @escaping @Sendable () -> Void
-    ) -> Registration {
-        register(idle: seconds, owner: ClosureIdleOwner(lastActivity: lastActivity, handler: handler))
-    }
-
-    /// The same with one owner object: every download registers one, and its two closures' contexts were two
-    /// allocations per download.
+    /// Registers `owner` to be told once it recorded no activity for `seconds`: its `lastActivity()` returns
+    /// the monitor time (`now()`) of its latest activity. The idle period starts now. An owner object rather
+    /// than two closures: every download registers one, and the closures' contexts were two allocations.
     func register(idle seconds: TimeInterval, owner: any IdleDeadlineOwner) -> Registration {
         let now = clock.now()
         let deadline = Self.deadline(now: now, after: seconds)
@@ -162,20 +154,6 @@ protocol IdleDeadlineOwner: AnyObject, Sendable {
     func lastActivity() -> UInt64
     /// No activity for the registered interval. Runs once, on the monitor's queue.
     func idleDeadlinePassed()
-}
-
-/// An idle owner made of two closures (`register(idle:lastActivity:handler:)`).
-private final class ClosureIdleOwner: IdleDeadlineOwner {
-    private let activity: @Sendable () -> UInt64
-    private let handler: @Sendable () -> Void
-
-    init(lastActivity: @escaping @Sendable () -> UInt64, handler: @escaping @Sendable () -> Void) {
-        self.activity = lastActivity
-        self.handler = handler
-    }
-
-    func lastActivity() -> UInt64 { activity() }
-    func idleDeadlinePassed() { handler() }
 }
 
 /// The monitor's notion of time and its one timer.

@@ -74,9 +74,10 @@ final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrie
 
     /// Adds a caller; false when the store is closed (the operation finished, was cancelled, or lost its last caller).
     func add(_ record: CallbackRecord) -> Bool {
-        var section = (store: self, record: record, added: false)
+        typealias Section = (store: CallbackStore, record: CallbackRecord, added: Bool)
+        var section: Section = (self, record, false)
         Self.queue.write(&section) { pointer in
-            let section = pointer.section((store: CallbackStore, record: CallbackRecord, added: Bool).self)
+            let section = pointer.section(Section.self)
             let store = section.pointee.store
             guard !store.closed else { return }
             store.records.append(section.pointee.record)
@@ -88,9 +89,10 @@ final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrie
     /// Removes `record`. `removed` says it was still there (so the caller answers it); `wasLast` says it was
     /// the last one, in which case the store is now closed and the operation must be cancelled.
     func remove(_ record: CallbackRecord) -> (removed: Bool, wasLast: Bool) {
-        var section = (store: self, record: record, removed: false, wasLast: false)
+        typealias Section = (store: CallbackStore, record: CallbackRecord, removed: Bool, wasLast: Bool)
+        var section: Section = (self, record, false, false)
         Self.queue.write(&section) { pointer in
-            let section = pointer.section((store: CallbackStore, record: CallbackRecord, removed: Bool, wasLast: Bool).self)
+            let section = pointer.section(Section.self)
             let store = section.pointee.store
             let record = section.pointee.record
             guard let index = store.records.firstIndex(where: { $0 === record }) else { return }
@@ -104,9 +106,10 @@ final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrie
 
     /// Closes the store and hands back every remaining caller, for the final answer.
     func closeAndTakeAll() -> [CallbackRecord] {
-        var section = (store: self, taken: [CallbackRecord]())
+        typealias Section = (store: CallbackStore, taken: [CallbackRecord])
+        var section: Section = (self, [])
         Self.queue.write(&section) { pointer in
-            let section = pointer.section((store: CallbackStore, taken: [CallbackRecord]).self)
+            let section = pointer.section(Section.self)
             let store = section.pointee.store
             store.closed = true
             swap(&section.pointee.taken, &store.records)
@@ -116,18 +119,20 @@ final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrie
 
     /// The current callers, for progress and partial images.
     var snapshot: [CallbackRecord] {
-        var section = (store: self, records: [CallbackRecord]())
+        typealias Section = (store: CallbackStore, records: [CallbackRecord])
+        var section: Section = (self, [])
         Self.queue.read(&section) { pointer in
-            let section = pointer.section((store: CallbackStore, records: [CallbackRecord]).self)
+            let section = pointer.section(Section.self)
             section.pointee.records = section.pointee.store.records
         }
         return section.records
     }
 
     var isClosed: Bool {
-        var section = (store: self, closed: false)
+        typealias Section = (store: CallbackStore, closed: Bool)
+        var section: Section = (self, false)
         Self.queue.read(&section) { pointer in
-            let section = pointer.section((store: CallbackStore, closed: Bool).self)
+            let section = pointer.section(Section.self)
             section.pointee.closed = section.pointee.store.closed
         }
         return section.closed

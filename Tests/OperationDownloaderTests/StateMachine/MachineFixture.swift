@@ -86,3 +86,12 @@ extension DownloadStateMachine.Action {
         return nil
     }
 }
+
+extension DownloadNotifications {
+    /// The names, in the order they are posted.
+    var names: [Notification.Name] {
+        var names: [Notification.Name] = []
+        forEachName { names.append($0) }
+        return names
+    }
+}

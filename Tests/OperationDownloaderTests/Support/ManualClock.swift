@@ -47,3 +47,17 @@ func makeManualMonitor() -> (DeadlineMonitor, ManualClock) {
     let clock = ManualClock()
     return (DeadlineMonitor(clock: clock), clock)
 }
+
+/// An idle-deadline owner made of two closures, for the monitor's own tests.
+final class ClosureIdleOwner: IdleDeadlineOwner {
+    private let activity: @Sendable () -> UInt64
+    private let handler: @Sendable () -> Void
+
+    init(lastActivity: @escaping @Sendable () -> UInt64, handler: @escaping @Sendable () -> Void) {
+        self.activity = lastActivity
+        self.handler = handler
+    }
+
+    func lastActivity() -> UInt64 { activity() }
+    func idleDeadlinePassed() { handler() }
+}

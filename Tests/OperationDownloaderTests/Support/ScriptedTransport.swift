@@ -51,8 +51,7 @@ final class ScriptedTransfer: TransportTransfer, @unchecked Sendable {  // `lock
     let request: TransferRequest
     private weak var client: (any TransferClient)?
     private let lock = NSLock()
-    private var isResumed = false
-    /// `isResumed`, for `resumed(timeout:)` to await.
+    /// Whether the operation resumed this transfer; awaited by `resumed(timeout:)`.
     private let resumedFlag = Watched(false)
     private var cancels = 0
     private var priorities: [Float] = []
@@ -84,7 +83,6 @@ final class ScriptedTransfer: TransportTransfer, @unchecked Sendable {  // `lock
     // MARK: - TransportTransfer
 
     func resume() {
-        lock.withLock { isResumed = true }
         resumedFlag.withLock { $0 = true }
     }
 
@@ -106,7 +104,8 @@ final class ScriptedTransfer: TransportTransfer, @unchecked Sendable {  // `lock
 
     /// The client when an event may be delivered now.
     private func deliverable() -> (any TransferClient)? {
-        let ok: Bool = lock.withLock { isResumed && !ended && (cancels == 0 || deliversAfterCancel) }
+        let resumed = resumedFlag.current
+        let ok: Bool = lock.withLock { resumed && !ended && (cancels == 0 || deliversAfterCancel) }
         return ok ? client : nil
     }
 
