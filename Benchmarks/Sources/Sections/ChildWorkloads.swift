@@ -14,6 +14,9 @@ enum ChildWorkload: String, CaseIterable {
     case instructionsDownloader = "instructions-downloader"
     /// As `instructionsDownloader`, with `postsNotifications = false`: the four notifications' share.
     case instructionsDownloaderQuiet = "instructions-downloader-quiet"
+    /// N small downloads through ImageDownloader with a directory HTTP cache (decode off), each URL twice: stored
+    /// by a first downloader, then served from the cache by a second one (run under callgrind).
+    case instructionsDownloaderHTTPCache = "instructions-downloader-http-cache"
     /// N small downloads through raw URLSession tasks (run under callgrind).
     case instructionsURLSession = "instructions-urlsession"
     /// N small downloads through one bare Operation each (run under callgrind).
@@ -42,7 +45,8 @@ enum ChildWorkload: String, CaseIterable {
         switch self {
         case .memoryLarge:
             urls = (0..<count).compactMap { url("large-baseline.jpg?m=\($0)") }
-        case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsURLSession, .instructionsOperationProbe:
+        case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsURLSession, .instructionsOperationProbe,
+             .instructionsDownloaderHTTPCache:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
         case .memoryManyDecoded:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
@@ -75,6 +79,19 @@ enum ChildWorkload: String, CaseIterable {
             firstError = outcome?.firstError
         case .downloadDownloaderQuiet, .instructionsDownloaderQuiet:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], postsNotifications: false)
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .instructionsDownloaderHTTPCache:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("od-bench-http-cache-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let cache = HTTPImageCache(directory: folder)
+            var outcome: DownloaderClient.Outcome?
+            // The first pass stores every response, the second is served from the cache (max-stale: a response
+            // the server sent without Cache-Control is served whatever its heuristic freshness).
+            for _ in 0..<2 where outcome == nil || outcome?.failures == 0 {
+                outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage, .useURLCache],
+                                                    headers: ["Cache-Control": "max-stale=86400"]) { $0.httpCache = cache }
+            }
             failures = outcome?.failures
             firstError = outcome?.firstError
         case .animationMemory, .animationMemoryMixed:

@@ -50,7 +50,7 @@ extension HTTPImageCache {
         // A response with Vary: one file per variant, named through the URL's variant index. The index keeps
         // its generation while Vary names the same fields, so the other variants stay reachable.
         var generation: String?
-        if case .variantIndex(let indexFields, let existing)? = layer.read(primary, key: key, url: url), indexFields == fields {
+        if case .variantIndex(let indexFields, let existing)? = layer.read(primary, key: key, url: url)?.content, indexFields == fields {
             generation = existing
         }
         let current = generation ?? UUID().uuidString
