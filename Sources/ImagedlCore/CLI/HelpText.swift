@@ -9,7 +9,7 @@ enum HelpText {
     SYNOPSIS
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--max-time S]
-                       [--header 'K: V']... [--user U --password P] [--http-cache DIR|URL]
+                       [--header 'K: V']... [--user U --password P] [--http-cache DIR|URL]...
                        [--retry N] [--input FILE]
                        [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl --input FILE [options]
@@ -68,6 +68,12 @@ enum HelpText {
                             a URL, the others wait for it and take it from Redis ("hit"); the summary
                             counts the waits. Redis down or slow never fails a download (a warning on
                             stderr, then straight to the server).
+                            Give --http-cache twice, a folder and a redis:// URL, for two tiers (the
+                            first given nearest): hits come from the folder without crossing the network,
+                            what the folder misses comes from Redis and is copied into it.
+        --http-cache-size BYTES
+                            The folder's size limit (K, M or G: 1024-based; default 150M): the least
+                            recently used entries go first. Held by every process sharing the folder.
         --retry N           Try a download up to N more times after a failure worth retrying (refused,
                             reset or lost connection, DNS failure, timeout, HTTP 408, 429, 500, 502, 503,
                             504), waiting a random, doubling delay (and at least what Retry-After asks, up to
