@@ -57,4 +57,29 @@ import TestRequirements
         #expect(peak.value <= capacity + entry, "peak \(peak.value) bytes, capacity \(capacity)")
         #expect(final <= capacity && final > capacity / 2, "final \(final) bytes")
     }
+
+    /// `imagedl` answers a stale-while-revalidate entry at once ("stale") and ends only after the revalidation it
+    /// started behind the answer (held at the server here) has refreshed the entry: the next run is a fresh hit.
+    @Test func imagedlEndsAfterItsBackgroundRevalidations() async throws {
+        let directory = TemporaryCacheDirectory(); defer { directory.remove() }
+        let tag = newTag()
+        let hold = "imagedl-swr-\(tag)"
+        defer { server.release(hold) }
+        let url = server.cacheURL(tag: tag, [
+            CacheScriptStep(headers: [("Cache-Control", "max-age=60, stale-while-revalidate=3600"), ("Age", "120"),
+                                      ("ETag", "\"w1\""), ("Content-Type", "image/png")], file: "tiny.png"),
+            CacheScriptStep(status: 304, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"w1\"")], hold: hold),
+        ]).absoluteString
+        let first = try await ImagedlProcess(["--http-cache", directory.url.path, url]).finish()
+        #expect(first.status == 0 && first.records.first?["cache"] is NSNull)
+        let second = try ImagedlProcess(["--http-cache", directory.url.path, url])
+        let log = await server.awaitRequests(tag: tag, count: 2)
+        #expect(log.last?.headers["if-none-match"] == "\"w1\"")
+        server.release(hold)
+        let answered = await second.finish()
+        #expect(answered.status == 0 && (answered.records.first?["cache"] as? String) == "stale", "\(answered.standardError)")
+        let third = try await ImagedlProcess(["--http-cache", directory.url.path, url]).finish()
+        #expect((third.records.first?["cache"] as? String) == "hit", "\(third.standardError)")
+        #expect(server.stats(tag: tag).count == 2)
+    }
 }
