@@ -124,6 +124,8 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
             downloader.whenIdle { idle.signal() }
             _ = idle.wait(timeout: .now() + options.timeout * 2 + (options.maxTime ?? 0) + 5)
         }
+        // 304 refreshes and copies into the folder tier are written behind the answers: they land before exit.
+        httpCache?.waitForQueuedWrites()
         downloader.invalidate(cancelPendingOperations: true)
         return queue.sync { () -> ExitCode in
             if interrupted { return .interrupted }

@@ -66,15 +66,14 @@ final class HTTPCacheDirectoryStore: HTTPCacheByteStore, @unchecked Sendable {  
     }
 
     /// Renames `temporary` into place as `name` under the shared usage count, first trimming the directory when
-    /// the new file would take it over its capacity.
+    /// the new file would take it over its capacity. A file it replaces stays counted until the next scan (the
+    /// count errs high only: one `stat` less per write).
     private func place(_ temporary: String, as name: String, cost: Int) throws {
         try ledger.withUsage { usage in
             var current = usage ?? trimmed(now: Date(), over: Int.max, to: 0)
-            var replaced = directory.identity(of: name).map { HTTPCacheDirectory.diskCost(ofFileSize: $0.size) } ?? 0
-            if current - replaced + cost > capacity {
-                // The count errs high only: the scan says whether the room is really missing.
+            if current + cost > capacity {
+                // The scan says whether the room is really missing.
                 current = trimmed(now: Date(), over: capacity - cost, to: capacity / 100 * Self.trimTargetPercent - cost)
-                replaced = directory.identity(of: name).map { HTTPCacheDirectory.diskCost(ofFileSize: $0.size) } ?? 0
             }
             do {
                 try directory.commit(temporary, as: name)
@@ -82,7 +81,7 @@ final class HTTPCacheDirectoryStore: HTTPCacheByteStore, @unchecked Sendable {  
                 usage = current
                 throw error
             }
-            usage = max(0, current - replaced) + cost
+            usage = current + cost
         }
     }
 

@@ -13,8 +13,8 @@ import Darwin
 /// processes writing at once therefore keep the directory within its capacity: each write makes room before
 /// its file is renamed into place.
 ///
-/// The count is an estimate that only errs high (files removed by hand, or by another program): an unknown or
-/// damaged count is rebuilt by a scan, and every trim scans. A lock held by another process for longer than
+/// The count is an estimate that only errs high (a replaced file's old size, files removed by hand or by another
+/// program): an unknown or damaged count is rebuilt by a scan, and every trim scans. A lock held by another process for longer than
 /// `lockTimeout` (a stopped process) is not waited for: that change is made unlocked and the count forgotten,
 /// so the next locked change scans.
 final class HTTPCacheUsageLedger: @unchecked Sendable {  // `fd`, `fileIdentity` guarded by `lock`

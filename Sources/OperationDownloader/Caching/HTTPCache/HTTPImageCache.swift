@@ -256,8 +256,9 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
         disk.trim(now: now)
     }
 
-    /// Returns once every queued write (304 refreshes, invalidations) has reached the directory.
-    func waitForQueuedWrites() {
+    /// Returns once every queued write (304 refreshes, invalidations, copies into a nearer tier) has reached its
+    /// storage: before a process exits, so that nothing it learnt is lost.
+    public func waitForQueuedWrites() {
         layer.waitForQueuedWork()
     }
 }
