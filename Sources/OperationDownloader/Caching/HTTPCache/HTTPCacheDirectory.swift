@@ -40,10 +40,12 @@ struct HTTPCacheDirectory: Sendable {
     }
 
     let url: URL
-    private var path: String { url.path }
+    /// `url.path`, made once: every read, `stat` and write builds a path from it.
+    private let path: String
 
     init(url: URL) {
         self.url = url
+        self.path = url.path
     }
 
     func entryPath(_ name: String) -> String { path + "/" + name }

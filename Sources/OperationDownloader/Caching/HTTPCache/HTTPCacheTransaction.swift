@@ -156,12 +156,6 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // `state` is lock-guar
     }
 
     private func load(_ toSend: URLRequest, stored: CachedHTTPResponse?, storesResponse: Bool, cache: HTTPImageCache) -> Start {
-        var toSend = toSend
-        // A caller's bare tag (`If-None-Match: abc`, not an entity-tag) goes on quoted, as the origin will compare it.
-        if let ifNoneMatch = toSend.value(forHTTPHeaderField: "If-None-Match") {
-            let quoted = HTTPEntityTag.quotingBareTags(ifNoneMatch)
-            if quoted != ifNoneMatch { toSend.setValue(quoted, forHTTPHeaderField: "If-None-Match") }
-        }
         // `.ignoreCachedResponse` compares with what is stored even when this policy does not read it.
         let body = ignoreCachedResponse ? (stored ?? cache.cachedResponse(for: toSend))?.data : nil
         let added = stored != nil && ["If-None-Match", "If-Modified-Since"].contains { field in
