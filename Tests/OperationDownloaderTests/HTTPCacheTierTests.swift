@@ -106,6 +106,30 @@ import Testing
         #expect(newest.data == F.body(5, count: 3000))
     }
 
+    /// A reload (`.reloadRevalidatingCacheData`) revalidates the fresh copy further down, not the stale one nearer:
+    /// it sends the newer validator, and a fresh immutable copy there is served without asking.
+    @Test func aReloadRevalidatesTheFreshFarCopy() throws {
+        let dirs = Pair(); defer { dirs.remove() }
+        let url = "http://127.0.0.1:9/tier/reload.png"
+        let cache = try dirs.tiered()
+        try put(cache, url, F.body(6, count: 3000), headers: ["Cache-Control": "max-age=60", "ETag": "\"old\""], at: t0)
+        try put(dirs.farOnly(), url, F.body(7, count: 3000), headers: ["Cache-Control": "max-age=60", "ETag": "\"new\""],
+                at: t0.addingTimeInterval(100))
+        var reload = F.request(url)
+        reload.cachePolicy = .reloadRevalidatingCacheData
+        guard case .load(let sent, let revalidating, _) = cache.plan(for: reload, useURLCache: true, now: t0.addingTimeInterval(120)) else {
+            Issue.record("a reload should be sent"); return
+        }
+        #expect(sent.value(forHTTPHeaderField: "If-None-Match") == "\"new\"")
+        #expect(revalidating?.data == F.body(7, count: 3000))
+        try put(dirs.farOnly(), url, F.body(8, count: 3000), headers: ["Cache-Control": "max-age=60, immutable", "ETag": "\"fixed\""],
+                at: t0.addingTimeInterval(200))
+        guard case .serveFromCache(let served) = try dirs.tiered().plan(for: reload, useURLCache: true, now: t0.addingTimeInterval(220)) else {
+            Issue.record("a fresh immutable copy further down should be served"); return
+        }
+        #expect(served.data == F.body(8, count: 3000))
+    }
+
     @Test func aRevalidationUpdatesEveryTier() throws {
         let dirs = Pair(); defer { dirs.remove() }
         let url = "http://127.0.0.1:9/tier/304.png"

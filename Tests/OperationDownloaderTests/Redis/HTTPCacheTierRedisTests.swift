@@ -71,6 +71,45 @@ import TestRequirements
         }
     }
 
+    /// Two machines (a directory each, one Redis) revalidate the same stale entry: the one that waited serves the
+    /// other's refresh, found in Redis past the stale copy in its own directory, instead of asking again.
+    @Test func aWaitingRevalidationFindsTheOtherMachinesRefreshPastItsStaleCopy() async throws {
+        let redis = try await RedisServer.start(); defer { redis.stop() }
+        let (dirA, dirB) = (TemporaryCacheDirectory("a"), TemporaryCacheDirectory("b"))
+        defer { dirA.remove(); dirB.remove() }
+        let url = "http://images.test/tier/revalidated.png"
+        let (a, b) = (try tiered(dirA, redis), try tiered(dirB, redis))
+        let old = Date().addingTimeInterval(-60)
+        try put(b, url, headers: ["Cache-Control": "max-age=10", "ETag": "\"v1\""], body: F.body(5, count: 100), at: old)
+        func transaction(_ cache: HTTPImageCache) -> HTTPCacheTransaction {
+            var request = F.request(url)
+            request.cachePolicy = .reloadRevalidatingCacheData
+            return HTTPCacheTransaction(request: request, cache: cache, useURLCache: true, ignoreCachedResponse: false, handleCookies: false)
+        }
+        let holder = transaction(a)
+        guard case .proceed(.send) = holder.beginSharing(acceptsStatus: { $0 == 200 }) else { Issue.record("A should revalidate"); return }
+        let waiter = transaction(b)
+        guard case .wait(let wait) = waiter.beginSharing(acceptsStatus: { $0 == 200 }) else { Issue.record("B should wait"); return }
+        let notModified = try F.response(url, status: 304, headers: F.headers(date: Date(), ["Cache-Control": "max-age=600", "ETag": "\"v1\""]))
+        guard case .serveFromCache = holder.received(notModified) else { Issue.record("the 304 did not refresh the entry"); return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            waiter.whenSharedFetchEnds(wait) { continuation.resume() }
+        }
+        guard case .proceed(.serveFromCache(let served)) = waiter.beginSharing(acceptsStatus: { $0 == 200 }) else {
+            Issue.record("the waiting revalidation asked again"); return
+        }
+        #expect(served.data == F.body(5, count: 100) && served.isFresh())
+        // The 304 reached every tier of A (its directory and Redis); B's hit in Redis was copied into B's directory.
+        a.waitForQueuedWrites(); b.waitForQueuedWrites()
+        let storages: [(String, HTTPImageCache)] = [
+            ("A's directory", HTTPImageCache(directory: dirA.url)), ("B's directory", HTTPImageCache(directory: dirB.url)),
+            ("Redis", try HTTPImageCache(redis: redis.url(), options: RedisCacheFixtures.options()))]
+        for (name, storage) in storages {
+            guard case .fresh(let stored) = storage.lookup(for: F.request(url)) else { Issue.record("\(name) does not hold the refresh"); continue }
+            #expect(stored.data == F.body(5, count: 100), "\(name)")
+        }
+    }
+
     /// Two processes of a machine pair (each a directory of its own, one Redis): four downloads of 20 URLs at
     /// once reach the origin once per URL, as with Redis alone.
     @Test(.requires(.imagedl)) func singleFlightThroughTheTiers() async throws {

@@ -54,7 +54,10 @@ struct HTTPCachePlanner {
             guard let answer = stored.answer(to: headers) else { return unanswerable }
             return .serveFromCache(answer.served(at: now, stale: stored.use(for: HTTPHeaderFields(), now: now) != .fresh))
         case .alwaysRevalidate:
-            guard let stored = cache.storedResponse(for: request), let answer = stored.answer(to: headers) else { return unanswerable }
+            // A fresh copy in a lower tier carries the newest validators (and may be immutable).
+            guard let stored = cache.storedResponse(for: request, freshAt: now), let answer = stored.answer(to: headers) else {
+                return unanswerable
+            }
             // RFC 8246: a fresh immutable response does not change, so a reload need not ask.
             if CacheControlDirectives(stored.headers["Cache-Control"]).immutable, stored.use(for: headers, now: now) == .fresh {
                 return .serveFromCache(answer.served(at: now))

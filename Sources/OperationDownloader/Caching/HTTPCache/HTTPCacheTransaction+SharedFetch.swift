@@ -47,7 +47,9 @@ extension HTTPCacheTransaction {
             // A revalidation (`.reloadRevalidatingCacheData`: a stale-while-revalidate refresh, or the caller's
             // own) that another process has just made: its fresh result is the answer, not a second request.
             // (Judged by the caller's request: the one sent carries the revalidation's own `max-age=0`.)
-            if request.cachePolicy == .reloadRevalidatingCacheData, let stored = cache.storedResponse(for: originalRequest),
+            // With tiers, the refresh may sit below a stale copy nearer (this machine's directory): look past it.
+            if request.cachePolicy == .reloadRevalidatingCacheData,
+               let stored = cache.storedResponse(for: originalRequest, freshAt: now),
                stored.hasBody, stored.use(for: HTTPHeaderFields(request: originalRequest), now: now) == .fresh {
                 return .proceed(.serveFromCache(stored.served(at: now)))
             }

@@ -158,9 +158,10 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     }
 
     /// The stored response that `request` selects: the URL's entry, or through its variant index the variant
-    /// whose varied request fields match `request`'s.
-    func storedResponse(for request: URLRequest) -> CachedHTTPResponse? {
-        locate(request, now: nil)?.response
+    /// whose varied request fields match `request`'s. With `freshAt` and several tiers, one fresh at that time
+    /// further down wins over a stale one nearer (another process's store or revalidation), as in `lookup`.
+    func storedResponse(for request: URLRequest, freshAt now: Date? = nil) -> CachedHTTPResponse? {
+        locate(request, now: now)?.response
     }
 
     /// The stored response `request` selects and the storage it came from. With several tiers and `now`, a
