@@ -158,6 +158,14 @@ import TestRequirements
             options.maximumPixelCount = width * height - 1
             #expect(throws: ImageDecodingError.tooLarge(width: width, height: height)) { try AVIFCoder().decode(lying, options: options) }
         }
+        // libavif's own limit (dav1d's frame size limit) follows maximumPixelCount: the 64×48 picture behind an
+        // 8×8 header is refused when 8×8 is all the limit allows, before libavif scales it.
+        let lib = try LibAVIF.load(firstOf: LibAVIF.defaultSonames).get()
+        let small = AVIFRewriting.settingISPE(data, width: 8, height: 8)
+        options.maximumPixelCount = 64
+        #expect(throws: ImageDecodingError.self) { try AVIFImageDecoding(lib: lib, options: options).decode(small) }
+        options.maximumPixelCount = 64 * 48
+        #expect(try AVIFImageDecoding(lib: lib, options: options).decode(small).width == 8)
     }
 
     /// `maximumFrameCount` is libavif's own frame-count limit: a sequence with more frames is refused while parsing.

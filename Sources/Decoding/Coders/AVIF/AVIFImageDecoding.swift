@@ -53,8 +53,10 @@ struct AVIFImageDecoding {
             var animation: AnimatedImage?
             var loopCount = 0
             if animates {
-                loopCount = AVIFEditList.loopCount(bytes)
+                let track = AVIFColourTrack.find(in: bytes)
+                loopCount = track?.plays ?? 0
                 let frames = AVIFSequenceFrames(lib: lib, bytes: AVIFBytes(data), file: file, loopCount: loopCount,
+                                                durations: track?.durations(frameCount: file.frameCount),
                                                 maximumFrames: options.maximumFrameCount,
                                                 pixelLimit: options.maximumPixelCount, decoderBytes: decoderBytes)
                 animation = AnimatedImage(source: frames, budget: options.decodingBudget)

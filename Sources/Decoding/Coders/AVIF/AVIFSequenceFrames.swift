@@ -20,20 +20,32 @@ struct AVIFSequenceFrames: AnimationSource {
     /// What one compositor's libavif decoder holds (`AVIFImageDecoding.decoderBytes`).
     let decoderBytes: Int
 
-    /// Indexes the frames `file` (the decoder that made the poster) parsed.
-    init(lib: LibAVIF, bytes: AVIFBytes, file: AVIFFile, loopCount: Int, maximumFrames: Int, pixelLimit: Int,
-         decoderBytes: Int) {
+    /// Indexes the frames `file` (the decoder that made the poster) parsed. `durations` are the colour track's,
+    /// read from its time-to-sample table (`AVIFColourTrack`); without them libavif is asked frame by frame, which
+    /// costs time quadratic in the frames (it sums every earlier frame's duration), so only up to
+    /// `libavifTimingLimit` frames: beyond that the timing is unknown.
+    init(lib: LibAVIF, bytes: AVIFBytes, file: AVIFFile, loopCount: Int, durations: [Double]?, maximumFrames: Int,
+         pixelLimit: Int, decoderBytes: Int) {
         self.lib = lib
         self.bytes = bytes
         canvasWidth = file.width
         canvasHeight = file.height
         self.loopCount = loopCount
-        durations = (0..<file.frameCount).map { Self.duration(seconds: file.duration(at: $0)) }
+        if let durations, durations.count == file.frameCount {
+            self.durations = durations.map { Self.duration(seconds: $0) }
+        } else if file.frameCount <= Self.libavifTimingLimit {
+            self.durations = (0..<file.frameCount).map { Self.duration(seconds: file.duration(at: $0)) }
+        } else {
+            self.durations = Array(repeating: Self.duration(seconds: nil), count: file.frameCount)
+        }
         keyFrames = (0..<file.frameCount).map { $0 == 0 || file.isKeyFrame($0) }
         self.maximumFrames = maximumFrames
         self.pixelLimit = pixelLimit
         self.decoderBytes = decoderBytes
     }
+
+    /// Frames libavif's own timing is asked for when the track's table cannot be read.
+    static let libavifTimingLimit = 1_000
 
     /// Chromium's rule for every animated format, AVIF included: a frame declared to last 10 ms or less (or whose
     /// timing is unknown) is shown for 100 ms. Finer timings are kept: an AVIF sequence is video, and 60 fps

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import Decoding
 
-/// The loop count read from an AVIF sequence's edit list (libavif 0.11 does not report it), on box structures
-/// written here: every rule of `AVIFEditList`, the track it reads, and malformed boxes.
-@Suite struct AVIFEditListTests {
+/// What the AVIF coder reads itself from a sequence's colour track, on box structures written here: the loop count
+/// from the edit list (libavif 0.11 does not report it), every rule of it, the frame durations from the
+/// time-to-sample table, the track chosen, and malformed boxes.
+@Suite struct AVIFColourTrackTests {
     static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
         ICCProfileBuilder.be32(UInt32(8 + payload.count)) + Array(type.utf8) + payload
     }
@@ -26,8 +27,14 @@ import Testing
         return box("edts", box("elst", [version, 0, 0, repeats ? 1 : 0] + ICCProfileBuilder.be32(entries) + entry + [0, 1, 0, 0]))
     }
 
-    static func mdia(_ handler: String) -> [UInt8] {
-        box("mdia", box("hdlr", [0, 0, 0, 0] + ICCProfileBuilder.be32(0) + Array(handler.utf8) + [UInt8](repeating: 0, count: 13)))
+    /// hdlr, mdhd (version 0, `timescale`) and minf/stbl/stts with `timeToSample` entries.
+    static func mdia(_ handler: String, timescale: UInt32 = 30, timeToSample: [(UInt32, UInt32)] = [(5, 1)]) -> [UInt8] {
+        let mdhd = box("mdhd", [0, 0, 0, 0] + ICCProfileBuilder.be32(0) + ICCProfileBuilder.be32(0) + ICCProfileBuilder.be32(timescale)
+            + ICCProfileBuilder.be32(5) + [0, 0, 0, 0])
+        let stts = box("stts", [0, 0, 0, 0] + ICCProfileBuilder.be32(UInt32(timeToSample.count))
+            + timeToSample.flatMap { ICCProfileBuilder.be32($0.0) + ICCProfileBuilder.be32($0.1) })
+        return box("mdia", box("hdlr", [0, 0, 0, 0] + ICCProfileBuilder.be32(0) + Array(handler.utf8) + [UInt8](repeating: 0, count: 13))
+            + mdhd + box("minf", box("stbl", stts)))
     }
 
     static func trak(duration: UInt64 = 300, edit: [UInt8]?, handler: String = "pict", auxiliary: Bool = false) -> [UInt8] {
@@ -41,7 +48,11 @@ import Testing
     }
 
     static func loopCount(_ bytes: [UInt8]) -> Int {
-        bytes.withUnsafeBytes { AVIFEditList.loopCount($0) }
+        bytes.withUnsafeBytes { AVIFColourTrack.find(in: $0)?.plays ?? 0 }
+    }
+
+    static func durations(_ bytes: [UInt8], frames: Int) -> [Double]? {
+        bytes.withUnsafeBytes { AVIFColourTrack.find(in: $0)?.durations(frameCount: frames) }
     }
 
     @Test func rules() {
@@ -89,5 +100,22 @@ import Testing
         let moov = 24  // after the ftyp box
         tiny.replaceSubrange(moov..<moov + 4, with: ICCProfileBuilder.be32(4))
         #expect(Self.loopCount(tiny) == 0)
+    }
+
+    @Test func durationsFromTheTimeToSampleTable() {
+        let track = Self.box("trak", Self.tkhd(duration: 300) + Self.mdia("pict", timescale: 100, timeToSample: [(2, 4), (1, 50), (3, 1)]))
+        // Frames past the table take its last entry's duration, as libavif's timing does; a shorter count stops early.
+        #expect(Self.durations(Self.file(track), frames: 8) == [0.04, 0.04, 0.5, 0.01, 0.01, 0.01, 0.01, 0.01])
+        #expect(Self.durations(Self.file(track), frames: 2) == [0.04, 0.04])
+        // No timescale or no table: unknown (the coder applies the unknown-duration rule).
+        let untimed = Self.box("trak", Self.tkhd(duration: 300) + Self.mdia("pict", timescale: 0))
+        #expect(Self.durations(Self.file(untimed), frames: 3) == nil)
+        let empty = Self.box("trak", Self.tkhd(duration: 300) + Self.mdia("pict", timeToSample: []))
+        #expect(Self.durations(Self.file(empty), frames: 3) == nil)
+        // An entry count larger than the box holds: only the entries there are read.
+        var lying = Self.file(track)
+        guard let stts = lying.firstRange(of: Array("stts".utf8)) else { Issue.record("no stts"); return }
+        lying.replaceSubrange(stts.upperBound + 4..<stts.upperBound + 8, with: ICCProfileBuilder.be32(UInt32.max))
+        #expect(Self.durations(lying, frames: 4) == [0.04, 0.04, 0.5, 0.01])
     }
 }
