@@ -178,6 +178,8 @@ run_target() {
     if is_header_target "$target"; then
         binary=$BUILD/header-fuzzer limits=(-timeout=5 -max_len=32768) destination=$HEADER_REGRESSIONS/$target
     fi
+    # The CI sanitizer step's LeakSanitizer suppressions: leaks inside system libraries (libdav1d) the package cannot free.
+    LSAN_OPTIONS="suppressions=$ROOT/.ci/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
     FUZZ_TARGET=$target "$binary" "$work" "$BUILD/seeds/$target" \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 "${limits[@]}" \
         -artifact_prefix="$artifacts" -print_final_stats=1 > "$log" 2>&1 || true
