@@ -35,6 +35,8 @@ enum ChildWorkload: String, CaseIterable {
     case animationMemory = "animation-memory"
     /// As `animationMemory`, cycling through the GIF, APNG and WebP versions.
     case animationMemoryMixed = "animation-memory-mixed"
+    /// As `animationMemory`, with the 1000² × 120-frame AVIF sequence (AVIFFixtures).
+    case animationMemoryAVIF = "animation-memory-avif"
 
     /// Runs the workload; prints one JSON line ({"failures": n, "seconds": s, "cpu_seconds": c}, both for
     /// the downloads alone, without process start-up) and returns the exit code.
@@ -59,6 +61,8 @@ enum ChildWorkload: String, CaseIterable {
         case .animationMemoryMixed:
             let formats = AnimationFixtures.formats
             urls = (0..<count).compactMap { url(AnimationFixtures.path(format: formats[$0 % formats.count]) + "?n=\($0)") }
+        case .animationMemoryAVIF:
+            urls = (0..<count).compactMap { url(AVIFFixtures.sequencePath + "?n=\($0)") }
         }
         guard urls.count == count else {
             print("{\"error\": \"bad base URL\"}")
@@ -94,7 +98,7 @@ enum ChildWorkload: String, CaseIterable {
             }
             failures = outcome?.failures
             firstError = outcome?.firstError
-        case .animationMemory, .animationMemoryMixed:
+        case .animationMemory, .animationMemoryMixed, .animationMemoryAVIF:
             let outcome = DownloaderClient.download(urls, options: [], concurrency: 8)
             failures = outcome?.failures
             firstError = outcome?.firstError

@@ -14,7 +14,7 @@ enum HelpText {
                        [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl --input FILE [options]
         imagedl decode FILE... [--json] [--rgba OUT [--frame N]] [--keep-color-profile]
-        imagedl thumbnail FILE|URL... --size WxH --output DIR [--fill] [--format jpeg|png|webp]
+        imagedl thumbnail FILE|URL... --size WxH --output DIR [--fill] [--format jpeg|png|webp|avif]
                        [--quality Q] [--concurrency N] [--input FILE] [--json] [download options]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
         imagedl --help | --version
@@ -97,7 +97,8 @@ enum HelpText {
 
       decode
         --json              One JSON object per file with keys file, format, width, height, frames,
-                            duration (seconds of one loop, animations only), orientation, color,
+                            duration (seconds of one loop, animations only), loop_count (plays,
+                            0 forever; animations only), orientation, color,
                             color_detail, icc_profile_bytes, incomplete, error (null where they do not
                             apply). incomplete is true when the data ends early and only part of the
                             image could be decoded.
@@ -112,8 +113,9 @@ enum HelpText {
         --size WxH          The box each thumbnail fits in (required; N means NxN).
         --output DIR        Where thumbnails go (required; created if needed).
         --fill              Fill the box exactly, cropping the overflow, instead of fitting inside it.
-        --format F          jpeg (default), png or webp (webp needs libwebp7).
-        --quality Q         1-100 for jpeg and webp (default 80; webp 100 is lossless).
+        --format F          jpeg (default), png, webp (needs libwebp7) or avif (needs libavif15
+                            with an AV1 encoder).
+        --quality Q         1-100 for jpeg, webp and avif (default 80; webp 100 is lossless).
         --concurrency N     Images processed at once (default: one per core).
         --input FILE        More inputs, one file or URL a line ('-' reads standard input).
         --json              One JSON object per input with keys input, file, status, format, width,
