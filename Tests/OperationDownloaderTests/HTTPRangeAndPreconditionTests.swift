@@ -61,7 +61,9 @@ import Testing
         let strong = stored([("ETag", "\"abc\"")]), weak = stored([("ETag", "W/\"abc\"")])
         for (held, value, expected) in [(strong, "\"abc\"", true), (strong, "W/\"abc\"", true), (weak, "\"abc\"", true),
                                          (strong, "\"x\", \"abc\"", true), (strong, "\"x\"", false), (strong, "*", true),
-                                         (stored([]), "*", true), (stored([]), "\"abc\"", false), (strong, "abc", false)] {
+                                         (stored([]), "*", true), (stored([]), "\"abc\"", false),
+                                         // A caller's bare tag is read as quoted (conditional-etag-quoted-respond-unquoted).
+                                         (strong, "abc", true), (strong, "abd", false)] {
             #expect(HTTPPreconditions.callerHolds(held, storedDate: F.t0, request: request([("If-None-Match", value)])) == expected,
                     "\(value)")
         }
