@@ -80,9 +80,12 @@ import Testing
         let keys = RedisKeySpace(prefix: "od")
         let name = HTTPCacheKey.fileName(for: "https://example.com:443/a.png")
         let entry = String(decoding: keys.entryKey(name), as: UTF8.self)
-        #expect(entry == "od:v1:" + HTTPCacheHashing.sha256Hex("https://example.com:443/a.png"))
-        #expect(String(decoding: keys.lockKey(name), as: UTF8.self) == "od:v1:lock:" + HTTPCacheHashing.sha256Hex("https://example.com:443/a.png"))
+        let hash = HTTPCacheHashing.sha256Hex("https://example.com:443/a.png")
+        #expect(entry == "od:v2:{\(hash)}")
+        #expect(String(decoding: keys.lockKey(name), as: UTF8.self) == "od:v2:{\(hash)}:lock")
+        // The hash in braces is a Cluster hash tag: an entry and its lock share a slot.
+        #expect(RedisClusterSlotMap.slot(of: keys.entryKey(name)) == RedisClusterSlotMap.slot(of: keys.lockKey(name)))
         // A prefix with glob characters matches only itself in SCAN.
-        #expect(String(decoding: RedisKeySpace(prefix: "a*b[1]").scanPattern, as: UTF8.self) == "a\\*b\\[1\\]:v1:*")
+        #expect(String(decoding: RedisKeySpace(prefix: "a*b[1]").scanPattern, as: UTF8.self) == "a\\*b\\[1\\]:v2:*")
     }
 }

@@ -8,7 +8,7 @@ import TestRequirements
 
 /// A fleet of real processes (`imagedl --http-cache redis://...`) on one redis-server and one origin (the
 /// fixture server, which counts the requests that reach it).
-@Suite(.requires(.redisServer, .hiredis, .imagedl)) struct RedisFleetTests {
+@Suite(.requires(.redisServer, .imagedl)) struct RedisFleetTests {
     let server = FixtureServer.shared
 
     func cacheURL(_ redis: RedisServer, _ query: String = "") -> String {

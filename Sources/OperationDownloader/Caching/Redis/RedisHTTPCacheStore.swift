@@ -12,33 +12,37 @@ import Foundation
 ///   holds the dates and both checksums): a body is sent once per process, not once per read.
 /// - Writes the caller does not wait for (a 304 refresh on a network thread) go through a serial queue, in
 ///   order with every other write; they are served from memory until they land.
+/// - Reads are bounded: an entry is read with `GETRANGE 0 <limit>` (the largest entry this cache writes, plus
+///   one byte), so a larger value under an entry key — whoever put it there — costs at most that much, and is
+///   a miss (and deleted) like any other invalid value.
 /// - Redis unavailable (down, slow, full, refusing AUTH): reads miss (memory items are served as they are),
-///   writes are dropped, downloads go to the origin; see `RedisConnectionPool` for the breaker and warning.
+///   writes are dropped, downloads go to the origin; see `RedisConnectionPool` for the breaker and warning. A
+///   write that meets a failover (Sentinel, Cluster) lands on the new primary, waiting at most a lock's lifetime.
 final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mutable state guarded by `lock`
     static let headerLength = HTTPCacheEntryFile.headerSize
 
-    let pool: RedisConnectionPool
+    let client: RedisClient
     let options: RedisCacheOptions
     let keys: RedisKeySpace
     private(set) var flights: HTTPCacheFlights?
     private let ioQueue = DispatchQueue(label: "OperationDownloader.HTTPImageCache.redis")
     private let lock = NSLock()
     private var memory: HTTPCacheMemoryLayer<Data>
-    private var _warningHandler: (@Sendable (String) -> Void)?
     private var _beforeDiskWrite: (@Sendable (String) -> Void)?
-    private var warnedAboutWrites = false
 
-    init(endpoint: RedisEndpoint, options: RedisCacheOptions, memoryCapacity: Int) {
+    init(deployment: RedisDeployment, options: RedisCacheOptions, memoryCapacity: Int) {
         self.options = options
         self.keys = RedisKeySpace(prefix: options.keyPrefix)
         self.memory = HTTPCacheMemoryLayer(capacity: memoryCapacity)
-        let warnings = RedisWarnings()
-        self.pool = RedisConnectionPool(endpoint: endpoint, options: options, onWarning: { warnings.emit($0) })
-        warnings.store = self
+        self.client = RedisClient(deployment: deployment, options: options)
         if options.singleFlight {
-            flights = HTTPCacheFlights(locks: RedisFlightLocks(pool: pool, keys: keys, options: options))
+            flights = HTTPCacheFlights(locks: RedisFlightLocks(client: client, keys: keys, options: options))
         }
     }
+
+    /// The largest value this cache reads under an entry key: the largest body it stores, plus room for the
+    /// entry's header, key and header fields.
+    var maximumEntrySize: Int { maximumBodySize + 1024 * 1024 }
 
     var isShared: Bool { true }
     var maximumBodySize: Int { max(0, options.maximumBodySize) }
@@ -46,8 +50,8 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
     var memoryUsage: Int { lock.withLock { memory.usage } }
 
     var warningHandler: (@Sendable (String) -> Void)? {
-        get { lock.withLock { _warningHandler } }
-        set { lock.withLock { _warningHandler = newValue } }
+        get { client.events.warningHandler }
+        set { client.events.warningHandler = newValue }
     }
 
     var beforeDiskWrite: (@Sendable (String) -> Void)? {
@@ -55,13 +59,6 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
         set { lock.withLock { _beforeDiskWrite = newValue } }
     }
 
-    func warn(_ message: String) {
-        if let handler = warningHandler {
-            handler(message)
-        } else {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
-        }
-    }
 
     // MARK: Reading
 
@@ -70,14 +67,25 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
         if let remembered = lock.withLock({ memory.item(forFileName: name) }) {
             if case .removed = remembered.content { return nil }
             guard let identity = remembered.identity else { return remembered.content }
-            guard let reply = pool.command(RedisCommand.make("GETRANGE", entryKey, 0, Self.headerLength - 1)) else {
+            guard case .success(let reply) = client.command(RedisRequest(RedisCommand.make("GETRANGE", entryKey, 0, Self.headerLength - 1),
+                                                                        key: entryKey, limits: RESPLimits.standard.bulk(Self.headerLength))) else {
                 // Redis unavailable: this process's memory answers alone.
                 return remembered.content
             }
             if reply.data == identity { return remembered.content }
             lock.withLock { memory.remove(fileName: name) }
         }
-        guard case .string(let value)? = pool.command(RedisCommand.make("GET", entryKey)) else { return nil }
+        let limit = maximumEntrySize
+        // GETRANGE answers "" for a missing key as for an empty value: PTTL, in the same round trip, tells them apart.
+        let replies = client.pipeline([
+            RedisRequest(RedisCommand.make("GETRANGE", entryKey, 0, limit), key: entryKey, limits: RESPLimits.standard.bulk(limit + 1)),
+            RedisRequest(RedisCommand.make("PTTL", entryKey), key: entryKey),
+        ])
+        guard case .success(.string(let value)) = replies[0], case .success(.integer(let expiry)) = replies[1], expiry != -2 else { return nil }
+        guard value.count <= limit else {
+            discard(entryKey, value: value)
+            return nil
+        }
         let entry: HTTPCacheEntryFile
         do {
             entry = try HTTPCacheEntryFile.decode(value)
@@ -106,7 +114,7 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
     /// Deletes the invalid `value` at `entryKey`, unless another writer replaced it since it was read.
     private func discard(_ entryKey: Data, value: Data) {
         let script = "if redis.call('GETRANGE', KEYS[1], 0, \(Self.headerLength - 1)) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
-        _ = pool.command(RedisCommand.make("EVAL", script, 1, entryKey, Data(value.prefix(Self.headerLength))))
+        _ = client.command(RedisRequest(RedisCommand.make("EVAL", script, 1, entryKey, Data(value.prefix(Self.headerLength))), key: entryKey))
     }
 
     // MARK: Writing
@@ -125,30 +133,36 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
         var identity: Data?
         if milliseconds > 0 {
             let encoded = entry.encoded()
-            let reply = pool.command(RedisCommand.make("SET", entryKey, encoded, "PX", milliseconds))
+            let request = RedisRequest(RedisCommand.make("SET", entryKey, encoded, "PX", milliseconds), key: entryKey)
+            let reply = try? client.pipelineAcrossFailover([request], until: RedisDeadline(in: options.lockTimeout))[0].get()
             if reply?.isOK == true {
                 identity = encoded.prefix(Self.headerLength)
+                client.events.resolved("writes")
             } else if let message = reply?.errorMessage {
                 refused(message)
             }
         } else {
             // Already unusable: the older entry it replaces must not be served either.
-            _ = pool.command(RedisCommand.make("DEL", entryKey))
+            _ = client.pipelineAcrossFailover([RedisRequest(RedisCommand.make("DEL", entryKey), key: entryKey)],
+                                              until: RedisDeadline(in: options.lockTimeout))
         }
         lock.withLock { memory.written(name, serial: serial, identity: identity) }
     }
 
-    /// A write refused by the server (out of memory under `maxmemory` with `noeviction`, a read-only replica):
-    /// one warning per cache; downloads are not affected.
+    /// A write refused by the server (out of memory under `maxmemory` with `noeviction`, a read-only replica, an
+    /// ACL without SET): one warning until writes work again, naming the cause; downloads are not affected.
     private func refused(_ message: String) {
-        let first = lock.withLock {
-            defer { warnedAboutWrites = true }
-            return !warnedAboutWrites
+        let code = message.prefix { $0 != " " }
+        client.events.error(code.lowercased(), node: nil)
+        let advice: String
+        switch code {
+        case "OOM": advice = "Redis is full: see Docs/Scaling.md, maxmemory-policy allkeys-lru"
+        case "READONLY": advice = "this node is a replica: point the URL at the primary, or use redis-sentinel://"
+        case "NOPERM": advice = "the ACL user may not write these keys: see Docs/Scaling.md, Security"
+        default: advice = "see Docs/Scaling.md"
         }
-        if first {
-            warn("HTTPImageCache: Redis at \(pool.endpoint.displayName) refuses writes (\(message)); responses are not shared "
-                + "while this lasts (see Docs/Scaling.md: maxmemory-policy allkeys-lru)")
-        }
+        client.events.warn("HTTPImageCache: Redis \(client.displayName) refuses writes (\(message.prefix(200))); responses are not "
+            + "shared while this lasts (\(advice))", once: "writes")
     }
 
     func remove(_ names: [String], wait: Bool) {
@@ -157,24 +171,23 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
             names.map { ($0, memory.insert(.removed, fileName: $0, identity: nil)) }
         }
         let work: @Sendable () -> Void = { [self] in
-            _ = pool.command(RedisCommand.make("DEL", names.map(keys.entryKey)))
+            // One DEL per key: in a Cluster the keys live in different slots.
+            let requests = names.map { name in
+                let key = keys.entryKey(name)
+                return RedisRequest(RedisCommand.make("DEL", key), key: key)
+            }
+            _ = client.pipelineAcrossFailover(requests, until: RedisDeadline(in: options.lockTimeout))
             lock.withLock { for (name, serial) in serials { memory.written(name, serial: serial, identity: nil) } }
         }
         if wait { ioQueue.sync(execute: work) } else { ioQueue.async(execute: work) }
     }
 
-    /// Removes every key of this cache's prefix (SCAN in batches, bounded), and the memory layer.
+    /// Removes every key of this cache's prefix (SCAN in batches on every primary, bounded), and the memory layer.
     func removeAll() {
         lock.withLock { memory.removeAll() }
         ioQueue.sync {
-            var cursor = Data("0".utf8)
-            for _ in 0..<100_000 {
-                guard case .array(let parts)? = pool.command(RedisCommand.make("SCAN", cursor, "MATCH", keys.scanPattern, "COUNT", 1000)),
-                      parts.count == 2, let next = parts[0].data, case .array(let found) = parts[1] else { return }
-                let names = found.compactMap(\.data)
-                if !names.isEmpty { _ = pool.command(RedisCommand.make("DEL", names)) }
-                cursor = next
-                if cursor == Data("0".utf8) { return }
+            _ = client.forEachKey(matching: keys.scanPattern) { found in
+                _ = client.pipeline(found.map { RedisRequest(RedisCommand.make("DEL", $0), key: $0) })
             }
         }
     }
@@ -185,17 +198,4 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
 
     /// Redis evicts by itself (TTLs, and `maxmemory` with `allkeys-lru`): nothing to trim here.
     func trim(now: Date) {}
-}
-
-/// Routes the pool's warnings to the store's handler (the pool is made before the store exists).
-private final class RedisWarnings: @unchecked Sendable {  // `store` is set once, before any warning can be emitted
-    weak var store: RedisHTTPCacheStore?
-
-    func emit(_ message: String) {
-        if let store {
-            store.warn(message)
-        } else {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
-        }
-    }
 }

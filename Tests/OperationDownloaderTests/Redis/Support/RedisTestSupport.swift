@@ -53,7 +53,7 @@ enum RedisCacheFixtures {
     /// The Redis key of `url`'s primary entry under `prefix`.
     static func entryKey(for url: URL, prefix: String = "od") -> String {
         let name = HTTPCacheKey.fileName(for: HTTPCacheKey.key(for: url) ?? "")
-        return prefix + ":v1:" + name.dropLast(HTTPCacheDirectory.entryExtension.count)
+        return prefix + ":v2:{" + name.dropLast(HTTPCacheDirectory.entryExtension.count) + "}"
     }
 
     /// Options for tests: quick back-off, short lock lifetime; timeouts generous enough for a loaded machine.
