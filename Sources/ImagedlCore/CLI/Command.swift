@@ -50,7 +50,8 @@ public struct DownloadOptions: Equatable, Sendable {
     /// Folder of the on-disk HTTP cache (`--http-cache DIR`): responses are stored there and fresh ones are
     /// served from it without a request. nil: no HTTP cache.
     public var httpCacheDirectory: String?
-    /// The shared HTTP cache on Redis (`--http-cache redis://[user:password@]host:port[/db]`), instead of a folder.
+    /// The shared HTTP cache on Redis (`--http-cache redis://…`, `redis-sentinel://…`, `redis-cluster://…`, or from
+    /// `--http-cache-url-file` or `OD_REDIS_URL`), instead of a folder; several hosts are percent-encoded in its host.
     public var httpCacheRedisURL: URL?
     /// Attempts after the first for a failure worth retrying (`--retry N`, default 0): the configuration's
     /// `retryPolicy` gets `maximumAttempts = N + 1` with the default backoff.

@@ -64,10 +64,17 @@ enum HelpText {
                             The summary's cache column says "hit", "stale" or "revalidated" for
                             each image taken from it, and its last line counts them.
         --http-cache redis://[user:password@]host:port[/db]
-                            Share the HTTP cache with every process using the same Redis: one fetches
-                            a URL, the others wait for it and take it from Redis ("hit"); the summary
-                            counts the waits. Redis down or slow never fails a download (a warning on
-                            stderr, then straight to the server).
+        --http-cache redis-sentinel://[user:password@]host:port[,host:port...]/mastername[/db]
+        --http-cache redis-cluster://[user:password@]host:port[,host:port...]
+                            Share the HTTP cache with every process using the same Redis (one server,
+                            the primary Sentinel names, or a Cluster): one fetches a URL, the others
+                            wait for it and take it from Redis ("hit"); the summary counts the waits.
+                            Redis down or slow never fails a download (a warning on stderr, then
+                            straight to the server); a Sentinel or Cluster failover is followed.
+        --http-cache-url-file FILE
+                            The Redis URL is FILE's first line, so that its password is not on the
+                            command line (ps shows it there). Without --http-cache, the environment
+                            variable OD_REDIS_URL is used when set.
         --retry N           Try a download up to N more times after a failure worth retrying (refused,
                             reset or lost connection, DNS failure, timeout, HTTP 408, 429, 500, 502, 503,
                             504), waiting a random, doubling delay (and at least what Retry-After asks, up to
