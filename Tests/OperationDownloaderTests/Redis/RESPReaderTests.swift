@@ -87,10 +87,10 @@ import Testing
     }
 
     @Test func writerEncodesCommandsAsArraysOfBulkStrings() throws {
-        let bytes = RESPWriter.encode([RedisCommand.make("SET", "k", Data([0, 13, 10]), "PX", 100), RedisCommand.make("PING")])
+        let bytes = Data(RESPWriter.encode([RedisCommand.make("SET", "k", Data([0, 13, 10]), "PX", 100), RedisCommand.make("PING")]).bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\n\0\r\n\r\n$2\r\nPX\r\n$3\r\n100\r\n*1\r\n$4\r\nPING\r\n")
         // What the writer writes, the reader reads back (as a client's command is an array of strings).
-        let (reply, length) = try #require(try RESPReader.read(Data(bytes)))
+        let (reply, length) = try #require(try RESPReader.read(bytes))
         #expect(length == bytes.count - 14)
         #expect(reply == .array([.string(Data("SET".utf8)), .string(Data("k".utf8)), .string(Data([0, 13, 10])),
                                  .string(Data("PX".utf8)), .string(Data("100".utf8))]))

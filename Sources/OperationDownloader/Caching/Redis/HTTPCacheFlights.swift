@@ -16,7 +16,7 @@ import Foundation
 /// every poll until a primary answers or the lock's lifetime has passed, so a failover does not send every
 /// process of the fleet to the origin. While this process holds locks it renews them every third of their
 /// lifetime.
-final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `renewing`, `waitsStarted` guarded by `lock`
+final class HTTPCacheFlights: @unchecked Sendable {  // its `var`s are guarded by `lock`
     enum Start {
         /// Fetch, holding the lock: finish or abandon the lease once a response (or none) is known.
         case lead(HTTPCacheFlightLease)
@@ -56,6 +56,7 @@ final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `r
     private var polling = false
     private var renewing = false
     private var waitsStarted = 0
+    private var longestWaitNanoseconds: UInt64 = 0
     /// Polls and renewals (never waiting for a failover).
     private let queue = DispatchQueue(label: "OperationDownloader.HTTPImageCache.flights")
     /// A finished flight's `done` and an abandoned one's release, which may wait for a failover to end.
@@ -71,6 +72,15 @@ final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `r
     var activeCount: Int { lock.withLock { flights.count } }
     /// Waits started so far, in this process (tests).
     var waitsBegun: Int { lock.withLock { waitsStarted } }
+    /// The longest a wait of this process lasted, in seconds (a failover's cost; tests and the benchmark).
+    var longestWait: TimeInterval { TimeInterval(lock.withLock { longestWaitNanoseconds }) / 1e9 }
+
+    /// A wait ended (issue 38's `od_shared_fetch_wait_seconds` observes its duration here).
+    func waitEnded(_ wait: HTTPCacheFlightWait) {
+        let now = clock()
+        let duration = now > wait.began ? now - wait.began : 0
+        lock.withLock { longestWaitNanoseconds = max(longestWaitNanoseconds, duration) }
+    }
 
     /// Starts the flight of entry `name` (the cache key's primary entry name) for one download.
     func begin(_ name: String) -> Start {
@@ -117,8 +127,8 @@ final class HTTPCacheFlights: @unchecked Sendable {  // `flights`, `polling`, `r
     /// A new wait for `name` (call under `lock`: it counts the waits).
     private func makeWait(_ name: String) -> HTTPCacheFlightWait {
         waitsStarted += 1
-        let deadline = clock() + RedisDeadline.nanoseconds(locks.options.maximumWait)
-        return HTTPCacheFlightWait(name: name, deadline: deadline, flights: self)
+        let now = clock()
+        return HTTPCacheFlightWait(name: name, began: now, deadline: now + RedisDeadline.nanoseconds(locks.options.maximumWait), flights: self)
     }
 
     /// Removes the flight of `name` and ends its waits with `outcome`.

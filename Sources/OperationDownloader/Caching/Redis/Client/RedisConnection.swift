@@ -47,7 +47,7 @@ final class RedisConnection {
     let endpoint: RedisEndpoint
     private let socket: RedisSocket
     private let commandTimeout: TimeInterval
-    private var input = RedisInputBuffer()
+    private let input = RedisByteBuffer()
     private(set) var isBroken = false
 
     /// Connects, logs in (`AUTH`), selects the database and checks the role, in one round trip.
@@ -90,10 +90,9 @@ final class RedisConnection {
         guard !isBroken else { throw RedisConnectionFailure(.closed, "connection already failed") }
         let deadline = RedisDeadline(in: commandTimeout)
         do throws(RedisConnectionFailure) {
-            let bytes = RESPWriter.encode(commands)
-            try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-                Result { () throws(RedisConnectionFailure) in try socket.send(buffer, deadline: deadline) }
-            }.get()
+            let output = RESPWriter.encode(commands)
+            guard !output.allocationFailed else { throw RedisConnectionFailure(.protocolError, "no memory for the commands") }
+            try socket.send(output.bytes, deadline: deadline)
             var replies: [RedisReply] = []
             replies.reserveCapacity(commands.count)
             for index in commands.indices {
@@ -126,15 +125,14 @@ final class RedisConnection {
         // Bounded: every turn either returns, throws, or receives at least one byte before the deadline.
         while true {
             if input.count >= needed {
-                let read = input.withBytes { bytes in
-                    Result { () throws(RESPReaderError) -> RESPReader.Outcome in try RESPReader.read(bytes, limits: limits) }
-                }
+                let read = Result { () throws(RESPReaderError) -> RESPReader.Outcome in try RESPReader.read(input.bytes, limits: limits) }
                 guard case .success(let outcome) = read else {
                     throw RedisConnectionFailure(.protocolError, "\(endpoint.displayName) sent \(read.failureValue.map(String.init(describing:)) ?? "?")")
                 }
                 switch outcome {
                 case .reply(let reply, let length):
                     input.consume(length)
+                    input.shrinkIfLarge()
                     if case .push = reply {
                         needed = 1
                         continue
@@ -144,51 +142,15 @@ final class RedisConnection {
                     needed = atLeast
                 }
             }
-            try input.receive(from: socket, atLeast: needed, deadline: deadline)
-        }
-    }
-}
-
-/// The bytes received and not yet read, in one growable buffer.
-private struct RedisInputBuffer {
-    private var storage: [UInt8] = []
-    private var start = 0
-
-    var count: Int { storage.count - start }
-    var isEmpty: Bool { count == 0 }
-
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        storage.withUnsafeBytes { all in body(UnsafeRawBufferPointer(rebasing: all[start...])) }
-    }
-
-    mutating func consume(_ length: Int) {
-        start += length
-        if start == storage.count {
-            storage.removeAll(keepingCapacity: storage.capacity <= 1 << 20)
-            start = 0
+            try receive(atLeast: needed, deadline: deadline)
         }
     }
 
-    /// Receives until `atLeast` bytes are held (or at least one more arrived), before `deadline`.
-    mutating func receive(from socket: RedisSocket, atLeast: Int, deadline: RedisDeadline) throws(RedisConnectionFailure) {
-        if start > 0 {
-            storage.removeSubrange(0..<start)
-            start = 0
+    /// Receives into `input` until it holds `atLeast` bytes or at least one more arrived, before `deadline`.
+    private func receive(atLeast: Int, deadline: RedisDeadline) throws(RedisConnectionFailure) {
+        guard input.reserveSpace(max(16 * 1024, min(atLeast - input.count, 1 << 20))), let space = input.spareSpace else {
+            throw RedisConnectionFailure(.protocolError, "no memory for a reply of \(atLeast) bytes")
         }
-        let chunk = max(16 * 1024, min(atLeast - storage.count, 1 << 20))
-        let before = storage.count
-        storage.reserveCapacity(max(atLeast, before + chunk))
-        var received = 0
-        var failure: RedisConnectionFailure?
-        storage.append(contentsOf: repeatElement(0, count: chunk))
-        storage.withUnsafeMutableBytes { buffer in
-            do throws(RedisConnectionFailure) {
-                received = try socket.receive(into: buffer.baseAddress! + before, capacity: chunk, deadline: deadline)
-            } catch {
-                failure = error
-            }
-        }
-        storage.removeLast(chunk - received)
-        if let failure { throw failure }
+        input.didWrite(try socket.receive(into: space.pointer, capacity: space.count, deadline: deadline))
     }
 }
