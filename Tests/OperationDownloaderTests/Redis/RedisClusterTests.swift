@@ -21,6 +21,10 @@ import TestRequirements
         return options
     }
 
+    func urls(_ count: Int, tag: String, delay: Int) -> [URL] {
+        (0..<count).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=\(delay)&n=\($0)&tag=\(tag)") }
+    }
+
     func store(_ cache: HTTPImageCache, _ url: String, _ body: Data) throws {
         let response = try F.response(url, headers: F.headers(date: Date(), ["Cache-Control": "max-age=600"]))
         cache.store(response, data: body, for: F.request(url), requestDate: Date(), responseDate: Date())
@@ -61,21 +65,29 @@ import TestRequirements
         defer { cluster.stop() }
         let lockTimeout: TimeInterval = 8
         let warnings = WarningLog()
-        let tag = newTag()
-        let urls = (0..<120).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=40&n=\($0)&tag=\(tag)") }
-        // The node serving the first URL dies.
-        let victim = try #require(cluster.owner(of: RedisCacheFixtures.entryKey(for: urls[0])))
         let fleet = RedisFleetRun(redis: cluster.url(), options: options(lockTimeout: lockTimeout), warnings: warnings)
-        let outcome = try #require(try await fleet.run(urls, tag: tag, whenOriginHas: 30) { victim.stop() }, "the fleet hung: \(warnings.all)")
-        #expect(outcome.failed == 0)
-        let requests = server.stats(tag: tag).count
+        let (before, during, elsewhere) = (newTag(), newTag(), newTag())
+        let first = try #require(try await fleet.run(urls(40, tag: before, delay: 40), tag: before))
+        // 60 URLs whose slots the victim serves (in flight when it dies), 20 on the other primaries.
+        let map = try #require(cluster.slotMap())
+        func port(_ url: URL) -> Int? { map.node(for: RedisClusterSlotMap.slot(of: Data(RedisCacheFixtures.entryKey(for: url).utf8)))?.port }
+        let victimPort = try #require(port(urls(1, tag: during, delay: 200)[0]))
+        let victim = try #require(cluster.nodes.first { $0.port == victimPort })
+        let onVictim = urls(600, tag: during, delay: 200).filter { port($0) == victimPort }.prefix(60)
+        let others = urls(100, tag: elsewhere, delay: 200).filter { port($0) != victimPort }.prefix(20)
+        let lastOnVictim = try #require(onVictim.last)
+        #expect(onVictim.count == 60 && others.count == 20)
+        let second = try #require(try await fleet.run(Array(onVictim) + Array(others), tag: during, whenOriginHas: 8) { victim.stop() },
+                                  "the fleet hung: \(warnings.all)")
+        #expect(first.failed == 0 && second.failed == 0)
+        let requests = [before, during, elsewhere].map { server.stats(tag: $0).count }.reduce(0, +)
         #expect(requests >= 120 && Double(requests) <= 1.05 * 120, "\(requests) origin requests for 120 URLs; \(warnings.all)")
-        #expect(outcome.longestWait <= lockTimeout + 1, "a wait lasted \(outcome.longestWait) s")
-        // A replica serves the victim's slots now, and the first URL's entry is there.
-        let owner = try #require(cluster.owner(of: RedisCacheFixtures.entryKey(for: urls[0])))
+        #expect(second.longestWait <= lockTimeout + 1, "a wait lasted \(second.longestWait) s")
+        // A replica serves the victim's slots now, and an entry stored during the failover is there.
+        let owner = try #require(cluster.owner(of: RedisCacheFixtures.entryKey(for: lastOnVictim)))
         #expect(owner.port != victim.port)
         let reader = try HTTPImageCache(redis: cluster.url(), options: options())
-        #expect(reader.cachedResponse(for: URLRequest(url: urls[0])) != nil)
+        #expect(reader.cachedResponse(for: URLRequest(url: lastOnVictim)) != nil)
     }
 
     /// A slot being migrated: a key not yet on the source is asked of the target (ASK, then ASKING); once the slot

@@ -20,6 +20,10 @@ import TestRequirements
         return options
     }
 
+    func urls(_ count: Int, tag: String, delay: Int) -> [URL] {
+        (0..<count).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=\(delay)&n=\($0)&tag=\(tag)") }
+    }
+
     @Test func findsThePrimaryThroughTheSentinels() async throws {
         let deployment = try await RedisSentinelDeployment.start(password: "s3cret")
         defer { deployment.stop() }
@@ -44,20 +48,41 @@ import TestRequirements
         defer { deployment.stop() }
         let lockTimeout: TimeInterval = 8
         let warnings = WarningLog()
-        let tag = newTag()
-        let urls = (0..<120).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=40&n=\($0)&tag=\(tag)") }
         let fleet = RedisFleetRun(redis: deployment.url(), options: options(lockTimeout: lockTimeout), warnings: warnings)
-        let outcome = try #require(try await fleet.run(urls, tag: tag, whenOriginHas: 30) { deployment.primary.stop() },
-                                   "the fleet hung: \(warnings.all)")
-        #expect(outcome.failed == 0)
-        let requests = server.stats(tag: tag).count
+        // 40 URLs with the primary alive, then 80 more (slower at the origin: in flight when it dies) with the
+        // primary killed once 8 of them have reached the origin.
+        let (before, during) = (newTag(), newTag())
+        let first = try #require(try await fleet.run(urls(40, tag: before, delay: 40), tag: before))
+        let second = try #require(try await fleet.run(urls(80, tag: during, delay: 200), tag: during, whenOriginHas: 8) { deployment.primary.stop() },
+                                  "the fleet hung: \(warnings.all)")
+        #expect(first.failed == 0 && second.failed == 0)
+        let requests = server.stats(tag: before).count + server.stats(tag: during).count
         #expect(requests >= 120 && Double(requests) <= 1.05 * 120, "\(requests) origin requests for 120 URLs; \(warnings.all)")
-        #expect(outcome.longestWait <= lockTimeout + 1, "a wait lasted \(outcome.longestWait) s")
+        #expect(second.longestWait <= lockTimeout + 1, "a wait lasted \(second.longestWait) s")
         // The replica is the primary now, and the caches wrote there.
         #expect(deployment.primaryPort() == deployment.replica.port)
-        #expect(try RedisProbe(deployment.replica, password: "s3cret").keys("od:v2:*").count >= 120)
+        #expect(try RedisProbe(deployment.replica, password: "s3cret").keys("od:v2:*").count >= 80)
         #expect(warnings.all.contains { $0.contains("primary of \(RedisSentinelDeployment.primaryName) is now 127.0.0.1:\(deployment.replica.port)") },
                 "\(warnings.all)")
+    }
+
+    /// The primary and its replica both die: no failover can come. The downloads wait for one no longer than the
+    /// lock's lifetime, then go to the origin; none fails.
+    @Test func aFailoverThatNeverComesCostsOneLockLifetime() async throws {
+        let deployment = try await RedisSentinelDeployment.start(password: "s3cret")
+        defer { deployment.stop() }
+        let lockTimeout: TimeInterval = 2
+        let warnings = WarningLog()
+        let fleet = RedisFleetRun(redis: deployment.url(), options: options(lockTimeout: lockTimeout), members: 2, warnings: warnings)
+        let (before, during) = (newTag(), newTag())
+        _ = try #require(try await fleet.run(urls(10, tag: before, delay: 40), tag: before))
+        let outcome = try #require(try await fleet.run(urls(20, tag: during, delay: 200), tag: during, bound: 60, whenOriginHas: 2) {
+            deployment.primary.stop()
+            deployment.replica.stop()
+        }, "the fleet hung: \(warnings.all)")
+        #expect(outcome.failed == 0)
+        #expect(outcome.flights.contains { $0.longestWait > 0 } && outcome.longestWait <= lockTimeout + 1,
+                "the longest wait lasted \(outcome.longestWait) s")
     }
 
     /// A failover without a death (`SENTINEL FAILOVER`): the old primary, now a replica, answers the cache's

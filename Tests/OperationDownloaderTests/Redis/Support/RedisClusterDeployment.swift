@@ -68,16 +68,20 @@ final class RedisClusterDeployment: @unchecked Sendable {  // immutable after in
 
     func probe(_ node: RedisServer) -> RedisProbe { RedisProbe(node, password: password) }
 
-    /// The node that serves `key`'s slot now, as `CLUSTER SLOTS` on a living node says.
-    func owner(of key: String) -> RedisServer? {
-        let slot = RedisClusterSlotMap.slot(of: Data(key.utf8))
+    /// The slot map as `CLUSTER SLOTS` on the first living node says.
+    func slotMap() -> RedisClusterSlotMap? {
         for node in nodes {
             guard let reply = try? probe(node).command("CLUSTER", "SLOTS"),
-                  let map = RedisClusterSlotMap(clusterSlots: reply, askedNode: RedisNodeAddress(host: "127.0.0.1", port: node.port)),
-                  let owner = map.node(for: slot) else { continue }
-            return nodes.first { $0.port == owner.port }
+                  let map = RedisClusterSlotMap(clusterSlots: reply, askedNode: RedisNodeAddress(host: "127.0.0.1", port: node.port)) else { continue }
+            return map
         }
         return nil
+    }
+
+    /// The node that serves `key`'s slot now.
+    func owner(of key: String) -> RedisServer? {
+        guard let owner = slotMap()?.node(for: RedisClusterSlotMap.slot(of: Data(key.utf8))) else { return nil }
+        return nodes.first { $0.port == owner.port }
     }
 
     /// A node's cluster ID (`CLUSTER MYID`).

@@ -24,6 +24,14 @@ struct RedisFleetRun {
     var concurrency = 4
     let warnings: WarningLog
 
+    init(redis: String, options: RedisCacheOptions, members: Int = 4, concurrency: Int = 4, warnings: WarningLog) {
+        self.redis = redis
+        self.options = options
+        self.members = members
+        self.concurrency = concurrency
+        self.warnings = warnings
+    }
+
     func run(_ urls: [URL], tag: String, bound: TimeInterval = 180, whenOriginHas count: Int = 0,
              _ action: @escaping @Sendable () async throws -> Void = {}) async throws -> Outcome? {
         let caches = try (0..<members).map { _ in try HTTPImageCache(redis: redis, options: options) }
