@@ -80,6 +80,35 @@ import TestRequirements
         #expect(server.stats(tag: tag).count == 2)
     }
 
+    /// A holder paused (SIGSTOP) past its lock's lifetime, whose lock meanwhile went to a successor, then resumed
+    /// (SIGCONT): its renewals and its end compare the token, so the successor's lock is neither extended,
+    /// replaced by `done`, nor deleted — and the paused holder's download still succeeds (its entry is valid).
+    @Test func aPausedHolderNeverTouchesItsSuccessorsLock() async throws {
+        let redis = try await RedisServer.start(); defer { redis.stop() }
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&max=120&tag=\(tag)")
+        let lock = RedisCacheFixtures.lockKey(for: url)
+        let probe = RedisProbe(redis)
+        let holder = try ImagedlProcess(["--http-cache", cacheURL(redis, "?lock_timeout=1"), url.absoluteString])
+        await server.awaitRequests(tag: tag, count: 1)
+        let token = try #require(try probe.get(lock))
+        kill(holder.processIdentifier, SIGSTOP)
+        // Its lock expires (no renewal from a stopped process); a successor takes it.
+        #expect(await waitUntil(timeout: 30) { ((try? probe.pttl(lock)) ?? 0) == -2 })
+        let successor = Data("the-successor's-token".utf8)
+        #expect(try probe.command("SET", lock, successor, "NX", "PX", 60_000) == .status("OK"))
+        kill(holder.processIdentifier, SIGCONT)
+        // Renewals come every third of the lifetime: give the resumed holder several before its download ends.
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        server.release(tag)
+        let outcome = await holder.finish()
+        #expect(outcome.status == 0 && values(outcome.records, "status") == ["ok"], "\(outcome.standardError)")
+        #expect(try probe.get(lock) == successor && token != successor)
+        #expect(try probe.pttl(lock) > 50_000, "the successor's lock was renewed by the paused holder")
+        // Its response was stored all the same: a whole, checksummed entry.
+        #expect(try probe.get(RedisCacheFixtures.entryKey(for: url)) != nil)
+    }
+
     /// Redis killed while four processes run: every download still succeeds.
     @Test func redisKilledMidRunFailsNoDownload() async throws {
         let redis = try await RedisServer.start()
