@@ -32,7 +32,7 @@ public struct RedisCacheOptions: Sendable, Equatable {
     /// the background (never a download) tries it again; each failed try doubles the wait, up to
     /// `maximumRetryInterval`. The probe's success brings the cache (and single-flight) back at once.
     public var retryInterval: TimeInterval = 1
-    public var maximumRetryInterval: TimeInterval = 5
+    public var maximumRetryInterval: TimeInterval = 2
 
     public init() {}
 

@@ -32,10 +32,11 @@ struct RedisFleetRun {
         self.warnings = warnings
     }
 
-    func run(_ urls: [URL], tag: String, bound: TimeInterval = 180, whenOriginHas count: Int = 0,
+    /// `reusing`: the caches of an earlier run (the same "processes", their breakers and flights as they are).
+    func run(_ urls: [URL], tag: String, bound: TimeInterval = 180, reusing: [HTTPImageCache]? = nil, whenOriginHas count: Int = 0,
              _ action: @escaping @Sendable () async throws -> Void = {}) async throws -> Outcome? {
-        let caches = try (0..<members).map { _ in try HTTPImageCache(redis: redis, options: options) }
-        for cache in caches { cache.warningHandler = { [warnings] in warnings.append($0) } }
+        let caches = try reusing ?? (0..<members).map { _ in try HTTPImageCache(redis: redis, options: options) }
+        if reusing == nil { for cache in caches { cache.warningHandler = { [warnings] in warnings.append($0) } } }
         let downloaders = caches.map { cache in
             makeDownloader {
                 $0.imageCache = nil
