@@ -58,6 +58,24 @@ import TestRequirements
         #expect(hits == 90 && waits <= 90)
     }
 
+    /// Eight processes over the same 1,000 URLs at once (issue 39; on the Redis tier alone until the directory tier
+    /// in front of it lands): each URL reaches the origin once, every download succeeds.
+    @Test func eightProcessesOverAThousandURLs() async throws {
+        let redis = try await RedisServer.start(); defer { redis.stop() }
+        let tag = newTag()
+        let file = try urlFile((0..<1000).map { server.url("/images/image.png?cc=max-age%3D600&n=\($0)&tag=\(tag)") })
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fleet = try (0..<8).map { _ in try ImagedlProcess(["--http-cache", cacheURL(redis), "--input", file.path]) }
+        var outcomes: [ImagedlProcess.Outcome] = []
+        for member in fleet { outcomes.append(await member.finish()) }
+        for outcome in outcomes {
+            #expect(outcome.status == 0 && outcome.records.count == 1000 && values(outcome.records, "status").allSatisfy { $0 == "ok" },
+                    "\(outcome.standardError.suffix(2000))")
+        }
+        #expect(server.stats(tag: tag).count == 1000)
+        #expect(outcomes.flatMap(\.records).filter { ($0["cache"] as? String) == "hit" }.count == 7000)
+    }
+
     /// The lock holder is killed (SIGKILL) mid-fetch: its lock expires and the waiting process takes over.
     @Test func aKilledHolderIsTakenOver() async throws {
         let redis = try await RedisServer.start(); defer { redis.stop() }
