@@ -87,7 +87,8 @@ import Testing
     }
 
     @Test func writerEncodesCommandsAsArraysOfBulkStrings() throws {
-        let bytes = Data(RESPWriter.encode([RedisCommand.make("SET", "k", Data([0, 13, 10]), "PX", 100), RedisCommand.make("PING")]).bytes)
+        let buffer = RESPWriter.encode([RedisCommand.make("SET", "k", Data([0, 13, 10]), "PX", 100), RedisCommand.make("PING")])
+        let bytes = withExtendedLifetime(buffer) { Data(buffer.bytes) }  // `bytes` points into the buffer's memory
         #expect(String(decoding: bytes, as: UTF8.self) == "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\n\0\r\n\r\n$2\r\nPX\r\n$3\r\n100\r\n*1\r\n$4\r\nPING\r\n")
         // What the writer writes, the reader reads back (as a client's command is an array of strings).
         let (reply, length) = try #require(try RESPReader.read(bytes))

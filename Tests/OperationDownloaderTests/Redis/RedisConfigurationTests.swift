@@ -26,10 +26,13 @@ import Testing
         #expect(ipv6.host == "::1" && ipv6.port == 7000 && ipv6.displayName == "[::1]:7000")
     }
 
-    /// The URL a cache reports (`directory`) and names in warnings never carries the password.
-    @Test func redactedURLHasNoCredentials() async throws {
+    /// The server a warning names never carries the password.
+    @Test func displayNameHasNoCredentials() async throws {
         let endpoint = try RedisEndpoint(url: try #require(URL(string: "redis://alice:secret@127.0.0.1:6390/2")))
-        #expect(endpoint.redactedURL.absoluteString == "redis://127.0.0.1:6390/2")
+        #expect(endpoint.displayName == "127.0.0.1:6390")
+        let cache = try HTTPImageCache(redis: "redis-sentinel://alice:secret@127.0.0.1:1,127.0.0.1:2/mymaster")
+        #expect(try #require(cache.redisByteStore).client.displayName == "Sentinel primary mymaster (127.0.0.1:1,127.0.0.1:2)")
+        #expect(cache.directory == nil)
     }
 
     @Test(arguments: [
@@ -107,10 +110,10 @@ import Testing
         #expect(back.topology == .sentinel(sentinels: [RedisNodeAddress(host: "10.0.0.1", port: 26380), RedisNodeAddress(host: "10.0.0.2", port: 26379)],
                                            primaryName: "mymaster"))
         #expect(back.password == "s@cret" && back.username == "alice" && back.database == 3 && back.query == "prefix=x")
-        // The URL a cache reports has no credentials.
-        #expect(!back.redactedURL.absoluteString.contains("cret") && !back.redactedURL.absoluteString.contains("alice"))
-        #expect(try HTTPImageCache(redis: "redis-cluster://127.0.0.1:1,127.0.0.1:2").directory.absoluteString
-            == "redis-cluster://127.0.0.1%3A1%2C127.0.0.1%3A2")
+        // The name a warning gives has no credentials.
+        #expect(!back.displayName.contains("cret") && !back.displayName.contains("alice"))
+        #expect(try #require(try HTTPImageCache(redis: "redis-cluster://127.0.0.1:1,127.0.0.1:2").redisByteStore).client.displayName
+            == "Cluster 127.0.0.1:1,127.0.0.1:2")
     }
 
     @Test(arguments: ["redis-sentinel://h:26379", "redis-sentinel://h:26379/", "redis-sentinel://h/m/x", "redis-sentinel://h/m/1/2",

@@ -112,7 +112,7 @@ import TestRequirements
         #expect(warnings.all.count == 1)
         let second = try await RedisServer.start(port: port)
         defer { second.stop() }
-        let client = try #require(cache.store as? RedisHTTPCacheStore).client
+        let client = try #require(cache.redisByteStore).client
         #expect(await waitUntil(timeout: 30) { client.events.nodesUnavailable.isEmpty })
         try store(cache, "http://images.test/3.png", F.body(3, count: 10))
         #expect(try RedisProbe(second).keys("od:v2:*") == [RedisCacheFixtures.entryKey(for: F.url("http://images.test/3.png"))])

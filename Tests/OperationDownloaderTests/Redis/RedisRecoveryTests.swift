@@ -30,7 +30,7 @@ import TestRequirements
         // Redis back: the probes find it without a download asking.
         let redis = try await RedisServer.start(port: port)
         defer { redis.stop() }
-        let clients = try down.caches.map { try #require($0.store as? RedisHTTPCacheStore).client }
+        let clients = try down.caches.map { try #require($0.redisByteStore).client }
         #expect(await waitUntil(timeout: 30) { clients.allSatisfy { $0.events.nodesUnavailable.isEmpty } })
         let up = try #require(try await fleet.run(urls(after), tag: after, bound: 60, reusing: down.caches))
         #expect(up.failed == 0)

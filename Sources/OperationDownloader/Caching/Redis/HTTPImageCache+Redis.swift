@@ -39,8 +39,17 @@ extension HTTPImageCache {
     public convenience init(redis url: String, options: RedisCacheOptions, memoryCapacity: Int = 20 * 1024 * 1024) throws {
         let deployment = try RedisDeployment(string: url)
         let options = try options.applying(query: deployment.query)
-        let store = RedisHTTPCacheStore(deployment: deployment, options: options, memoryCapacity: max(0, memoryCapacity))
-        self.init(store: store, directory: deployment.redactedURL, diskCapacity: 0, memoryCapacity: memoryCapacity)
+        let warnings = HTTPCacheWarnings()
+        let client = RedisClient(deployment: deployment, options: options, events: RedisEvents(warnings: warnings))
+        let keys = RedisKeySpace(prefix: options.keyPrefix)
+        let flights = options.singleFlight ? HTTPCacheFlights(locks: RedisFlightLocks(client: client, keys: keys, options: options)) : nil
+        let tier = HTTPCacheTier(
+            storage: "redis", bytes: RedisByteStore(client: client, keys: keys, failoverWait: options.lockTimeout),
+            maximumBodySize: max(0, options.maximumBodySize),
+            lifetime: HTTPCacheEntryLifetime(maximum: options.maximumTimeToLive, revalidationGrace: options.revalidationGrace))
+        let layer = HTTPCacheLayer(tiers: [tier], memoryCapacity: max(0, memoryCapacity), isShared: true, warnings: warnings,
+                                   flights: flights, queueLabel: "OperationDownloader.HTTPImageCache.redis")
+        self.init(layer: layer, directory: nil, disk: nil, diskCapacity: 0, memoryCapacity: memoryCapacity)
     }
 
     /// `string` (a Redis, Sentinel or Cluster URL) as a `URL` that `init(redis:)` reads back the same: several
@@ -52,5 +61,5 @@ extension HTTPImageCache {
     }
 
     /// Whether the entries live on a Redis server shared by a fleet (`init(redis:...)`).
-    public var isShared: Bool { store.isShared }
+    public var isShared: Bool { layer.isShared }
 }

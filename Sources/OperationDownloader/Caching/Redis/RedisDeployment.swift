@@ -110,11 +110,6 @@ struct RedisDeployment: Sendable, Equatable {
         }
     }
 
-    /// The URL without credentials or query, for `HTTPImageCache.directory`: several hosts percent-encoded.
-    var redactedURL: URL {
-        url(withCredentials: false) ?? URL(fileURLWithPath: "/")
-    }
-
     /// A `URL` that `init(url:)` reads back to this deployment (several hosts percent-encoded), or nil.
     func url(withCredentials: Bool) -> URL? {
         var text: String

@@ -43,11 +43,6 @@ struct RedisEndpoint: Sendable, Equatable {
     /// "host:port", without credentials: for warnings.
     var displayName: String { address.description }
 
-    /// "redis://host:port/db", without credentials.
-    var redactedURL: URL {
-        URL(string: "redis://\(displayName)/\(database)") ?? URL(fileURLWithPath: "/")
-    }
-
     /// The same login on another node (a Sentinel's primary, a Cluster node).
     func at(_ address: RedisNodeAddress) -> RedisEndpoint {
         var endpoint = self

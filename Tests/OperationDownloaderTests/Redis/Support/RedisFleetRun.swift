@@ -65,6 +65,6 @@ struct RedisFleetRun {
         }
         try await trigger.value
         guard let results else { return nil }
-        return Outcome(results: results, flights: caches.compactMap(\.store.flights), caches: caches)
+        return Outcome(results: results, flights: caches.compactMap(\.layer.flights), caches: caches)
     }
 }

@@ -80,3 +80,10 @@ enum RedisCacheFixtures {
         return options
     }
 }
+
+extension HTTPImageCache {
+    /// The Redis tier of a cache made with `init(redis:...)` (or tiers with one Redis tier).
+    var redisTier: HTTPCacheTier? { layer.tiers.first { $0.bytes is RedisByteStore } }
+    /// That tier's byte store, and through it the client (`.client`).
+    var redisByteStore: RedisByteStore? { redisTier?.bytes as? RedisByteStore }
+}

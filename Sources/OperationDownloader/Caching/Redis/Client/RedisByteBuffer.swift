@@ -16,7 +16,7 @@ final class RedisByteBuffer {
     var count: Int { end - start }
     var isEmpty: Bool { end == start }
 
-    /// The bytes held, valid until the buffer changes.
+    /// The bytes held, valid until the buffer changes or is released (keep the buffer alive while using them).
     var bytes: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base.map { UnsafeRawPointer($0 + start) }, count: count)
     }

@@ -92,7 +92,8 @@ final class RedisConnection {
         do throws(RedisConnectionFailure) {
             let output = RESPWriter.encode(commands)
             guard !output.allocationFailed else { throw RedisConnectionFailure(.protocolError, "no memory for the commands") }
-            try socket.send(output.bytes, deadline: deadline)
+            // `bytes` points into `output`'s memory: `output` must outlive the send (ARC may end it at its last use).
+            try withExtendedLifetime(output) { () throws(RedisConnectionFailure) in try socket.send(output.bytes, deadline: deadline) }
             var replies: [RedisReply] = []
             replies.reserveCapacity(commands.count)
             for index in commands.indices {

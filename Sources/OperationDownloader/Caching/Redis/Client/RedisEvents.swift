@@ -5,20 +5,19 @@ import Foundation
 /// the events a metrics sink counts. Issue 38's `od_redis_errors_total{kind}` belongs in `error(_:node:)`, and
 /// `od_redis_breaker_open` in `breaker(_:open:)`: every error path and every breaker change of the client
 /// calls one of these two.
-final class RedisEvents: @unchecked Sendable {  // `handler`, `warned`, `openNodes`, `counts` guarded by `lock`
+final class RedisEvents: @unchecked Sendable {  // `warned`, `openNodes`, `counts` guarded by `lock`
     /// Distinct causes warned about at most (a server inventing error codes cannot grow the set without bound).
     static let maximumDistinctWarnings = 64
 
     private let lock = NSLock()
-    private var handler: (@Sendable (String) -> Void)?
+    /// Where warnings go: the cache's (`HTTPImageCache.warningHandler`, standard error without one).
+    let warnings: HTTPCacheWarnings
     private var warned: Set<String> = []
     private var openNodes: Set<RedisNodeAddress> = []
     private var counts: [String: Int] = [:]
 
-    /// Receives the warnings; nil: standard error.
-    var warningHandler: (@Sendable (String) -> Void)? {
-        get { lock.withLock { handler } }
-        set { lock.withLock { handler = newValue } }
+    init(warnings: HTTPCacheWarnings = HTTPCacheWarnings()) {
+        self.warnings = warnings
     }
 
     /// Nodes whose breaker is open now.
@@ -43,19 +42,13 @@ final class RedisEvents: @unchecked Sendable {  // `handler`, `warned`, `openNod
 
     /// Warns with `message`, unless `cause` was warned about already (nil: always).
     func warn(_ message: String, once cause: String? = nil) {
-        let (due, handler): (Bool, (@Sendable (String) -> Void)?) = lock.withLock {
-            if let cause {
-                guard !warned.contains(cause), warned.count < Self.maximumDistinctWarnings else { return (false, nil) }
-                warned.insert(cause)
-            }
-            return (true, self.handler)
+        let due: Bool = lock.withLock {
+            guard let cause else { return true }
+            guard !warned.contains(cause), warned.count < Self.maximumDistinctWarnings else { return false }
+            warned.insert(cause)
+            return true
         }
-        guard due else { return }
-        if let handler {
-            handler(message)
-        } else {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
-        }
+        if due { warnings.emit(message) }
     }
 
     /// Lets `cause` be warned about again (its episode ended: the node answers, the server takes writes again).
