@@ -27,7 +27,7 @@ HEADER_REGRESSIONS=$ROOT/Tests/Support/HeaderFuzzRegressions
 RESP_REGRESSIONS=$ROOT/Tests/Support/RESPFuzzRegressions
 HEADER_TARGETS="cache-control http-date age vary etag content-type range headers"
 RESP_TARGETS="resp"
-ALL_TARGETS="png gif bmp ico jpeg webp tiff heif exif sniff any icc $HEADER_TARGETS $RESP_TARGETS"
+ALL_TARGETS="png gif bmp ico jpeg webp tiff heif avif exif sniff any icc $HEADER_TARGETS $RESP_TARGETS"
 # The header parsers compile alone (Foundation only): the fuzzer is built from these files, not the whole module.
 HEADER_DIR=Sources/OperationDownloader/Caching/HTTPCache
 HEADER_SOURCES="HTTPFieldList HTTPFieldValues HTTPEntityTag HTTPMediaType CacheControlDirectives HTTPDate HTTPHeaderFields HTTPFreshness HTTPCacheHeaderRules HTTPByteRange HTTPPreconditions"
@@ -156,6 +156,7 @@ seed() {
         webp) patterns=('*.webp') ;;
         tiff) patterns=('*.tif' '*.tiff') ;;
         heif) patterns=('*.heic' '*.heif' '*.avif') ;;
+        avif) patterns=('*.avif') ;;
         sniff|any) patterns=('*') ;;
         icc) patterns=() ;;
     esac
@@ -217,6 +218,8 @@ run_target() {
     if is_resp_target "$target"; then
         binary=$BUILD/resp-fuzzer limits=(-timeout=5 -max_len=65536) destination=$RESP_REGRESSIONS/$target
     fi
+    # The CI sanitizer step's LeakSanitizer suppressions: leaks inside system libraries (libdav1d) the package cannot free.
+    LSAN_OPTIONS="suppressions=$ROOT/.ci/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
     FUZZ_TARGET=$target "$binary" "$work" "$BUILD/seeds/$target" \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 "${limits[@]}" \
         -artifact_prefix="$artifacts" -print_final_stats=1 > "$log" 2>&1 || true

@@ -7,8 +7,9 @@ import TestRequirements
 @testable import OperationDownloader
 
 /// A fleet of real processes (`imagedl --http-cache redis://...`) on one redis-server and one origin (the
-/// fixture server, which counts the requests that reach it).
-@Suite(.requires(.redisServer, .imagedl)) struct RedisFleetTests {
+/// fixture server, which counts the requests that reach it). One test at a time: eight processes over 1,000 URLs
+/// beside the others starved them on a 2-core machine past their lock lifetimes and timeouts (more origin requests).
+@Suite(.requires(.redisServer, .imagedl), .serialized) struct RedisFleetTests {
     let server = FixtureServer.shared
 
     func cacheURL(_ redis: RedisServer, _ query: String = "") -> String {
@@ -58,14 +59,19 @@ import TestRequirements
         #expect(hits == 90 && waits <= 90)
     }
 
-    /// Eight processes over the same 1,000 URLs at once (issue 39; on the Redis tier alone until the directory tier
-    /// in front of it lands): each URL reaches the origin once, every download succeeds.
-    @Test func eightProcessesOverAThousandURLs() async throws {
+    /// Eight processes over the same 1,000 URLs at once on two tiers (issue 39): four machines, each with its own
+    /// directory shared by two of its processes, in front of one Redis. Each URL reaches the origin once, every
+    /// download succeeds, and both tiers end up holding every entry (each directory its machine's copy).
+    @Test func eightProcessesOverAThousandURLsOnTwoTiers() async throws {
         let redis = try await RedisServer.start(); defer { redis.stop() }
+        let machines = (0..<4).map { _ in TemporaryCacheDirectory() }
+        defer { for machine in machines { machine.remove() } }
         let tag = newTag()
         let file = try urlFile((0..<1000).map { server.url("/images/image.png?cc=max-age%3D600&n=\($0)&tag=\(tag)") })
         defer { try? FileManager.default.removeItem(at: file) }
-        let fleet = try (0..<8).map { _ in try ImagedlProcess(["--http-cache", cacheURL(redis), "--input", file.path]) }
+        let fleet = try (0..<8).map { index in
+            try ImagedlProcess(["--http-cache", machines[index % 4].url.path, "--http-cache", cacheURL(redis), "--input", file.path])
+        }
         var outcomes: [ImagedlProcess.Outcome] = []
         for member in fleet { outcomes.append(await member.finish()) }
         for outcome in outcomes {
@@ -74,6 +80,8 @@ import TestRequirements
         }
         #expect(server.stats(tag: tag).count == 1000)
         #expect(outcomes.flatMap(\.records).filter { ($0["cache"] as? String) == "hit" }.count == 7000)
+        #expect(try RedisProbe(redis).keys("od:v2:*").filter { !$0.hasSuffix(":lock") }.count == 1000)
+        for machine in machines { #expect(machine.entryFiles.count == 1000) }
     }
 
     /// The lock holder is killed (SIGKILL) mid-fetch: its lock expires and the waiting process takes over.

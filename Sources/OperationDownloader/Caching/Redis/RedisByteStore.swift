@@ -15,7 +15,7 @@ import Foundation
 /// - A conditional delete compares that header in a script, so a value replaced meanwhile is kept.
 /// - Redis unavailable (down, slow, refusing AUTH): reads and writes are `.unavailable` (the node's breaker and its
 ///   one warning per outage are the client's).
-final class RedisByteStore: HTTPCacheByteStore, @unchecked Sendable {  // immutable after init; the client locks itself
+final class RedisByteStore: HTTPCacheByteStore, Sendable {
     static let headerLength = HTTPCacheEntryFile.headerSize
 
     let client: RedisClient
