@@ -23,11 +23,9 @@ let package = Package(
         .target(name: "Decoding", dependencies: ["CImageCodecs"]),
         // libcurl for the curl transport, loaded with dlopen at run time: no curl headers or library at build time.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
-        // hiredis for the shared HTTP cache on Redis, loaded with dlopen too (0.14 and 1.x ABIs): nothing at build time.
-        .target(name: "CHiredis", linkerSettings: [.linkedLibrary("dl")]),
         // libdispatch's C barrier for the callback store: the Swift overlay's `sync` costs 10x as much.
         .target(name: "CDispatchSync"),
-        .target(name: "OperationDownloader", dependencies: ["Decoding", "CCurl", "CHiredis", "CDispatchSync"]),
+        .target(name: "OperationDownloader", dependencies: ["Decoding", "CCurl", "CDispatchSync"]),
         // The command-line tool: a thin `main` over ImagedlCore, which holds everything testable
         // (argument parser, renderers, JSON, the demo's loopback server and its sample images).
         .target(

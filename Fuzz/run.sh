@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer binaries (Fuzz/Sources/DecodeFuzzer.swift + its harness Tests/DecodingTests/Support/FuzzHarness.swift, shared with FuzzRegressionTests, + the Decoding module + the C shim, all with
 # -sanitize=fuzzer,address; and Fuzz/Sources/HeaderFuzzer.swift + the HTTP cache's header parsers + their harness
-# Tests/OperationDownloaderTests/Support/HeaderFuzzHarness.swift, shared with HeaderFuzzRegressionTests) and runs each
-# target for a fixed time, seeded from the shared corpus (decoders) or from header values written below.
+# Tests/OperationDownloaderTests/Support/HeaderFuzzHarness.swift, shared with HeaderFuzzRegressionTests; and
+# Fuzz/Sources/RESPFuzzer.swift + the Redis client's RESP reader + its harness
+# Tests/OperationDownloaderTests/Redis/Support/RESPFuzzHarness.swift, shared with RESPFuzzRegressionTests) and runs each
+# target for a fixed time, seeded from the shared corpus (decoders) or from header values and replies written below.
 #
 #   Fuzz/run.sh [seconds-per-target]          default 60; targets from $TARGETS (default: all)
 #   TARGETS="png exif" Fuzz/run.sh 300
 #   TARGETS="cache-control http-date age vary etag content-type range headers" Fuzz/run.sh 120   # the header parsers
+#   TARGETS=resp Fuzz/run.sh 120                                                                  # the RESP reader
 #   Fuzz/run.sh --build-only
 #   FUZZ_MAX_SEED_KB=2048 Fuzz/run.sh   # larger seeds (default 256 KB: big photos make every execution slow)
 #
 # Crashes, leaks, timeouts and OOMs are copied to Tests/Support/FuzzRegressions/<target>/ (decoders) or
-# Tests/Support/HeaderFuzzRegressions/<target>/ (headers), which FuzzRegressionTests and HeaderFuzzRegressionTests
-# replay in every `swift test`. A summary (executions, coverage) goes to
+# Tests/Support/HeaderFuzzRegressions/<target>/ (headers) or Tests/Support/RESPFuzzRegressions/resp/, which
+# FuzzRegressionTests, HeaderFuzzRegressionTests and RESPFuzzRegressionTests replay in every `swift test`. A summary (executions, coverage) goes to
 # .build-fuzz/summary.txt. Not part of CI: see Docs/Reliability.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +24,16 @@ BUILD=${FUZZ_BUILD:-$ROOT/.build-fuzz}
 CORPUS=${OPERATIONDOWNLOADER_CORPUS:-$ROOT/../shared/corpus}
 REGRESSIONS=$ROOT/Tests/Support/FuzzRegressions
 HEADER_REGRESSIONS=$ROOT/Tests/Support/HeaderFuzzRegressions
+RESP_REGRESSIONS=$ROOT/Tests/Support/RESPFuzzRegressions
 HEADER_TARGETS="cache-control http-date age vary etag content-type range headers"
-ALL_TARGETS="png gif bmp ico jpeg webp tiff heif avif exif sniff any icc $HEADER_TARGETS"
+RESP_TARGETS="resp"
+ALL_TARGETS="png gif bmp ico jpeg webp tiff heif avif exif sniff any icc $HEADER_TARGETS $RESP_TARGETS"
 # The header parsers compile alone (Foundation only): the fuzzer is built from these files, not the whole module.
 HEADER_DIR=Sources/OperationDownloader/Caching/HTTPCache
 HEADER_SOURCES="HTTPFieldList HTTPFieldValues HTTPEntityTag HTTPMediaType CacheControlDirectives HTTPDate HTTPHeaderFields HTTPFreshness HTTPCacheHeaderRules HTTPByteRange HTTPPreconditions"
+# The RESP reader compiles alone too (Foundation only).
+RESP_DIR=Sources/OperationDownloader/Caching/Redis/Client
+RESP_SOURCES="$RESP_DIR/RESPReader.swift $RESP_DIR/RedisReply.swift Fuzz/Sources/RESPFuzzer.swift Tests/OperationDownloaderTests/Redis/Support/RESPFuzzHarness.swift"
 TARGETS=${TARGETS:-$ALL_TARGETS}
 SECONDS_PER_TARGET=60
 BUILD_ONLY=0
@@ -68,6 +76,28 @@ is_header_target() {
     case " $HEADER_TARGETS " in *" $1 "*) return 0 ;; *) return 1 ;; esac
 }
 
+is_resp_target() {
+    case " $RESP_TARGETS " in *" $1 "*) return 0 ;; *) return 1 ;; esac
+}
+
+build_resp() {
+    mkdir -p "$BUILD"
+    # shellcheck disable=SC2086
+    swiftc -swift-version 6 -O -g -sanitize="$SANITIZE" -parse-as-library -module-name RESPFuzz $RESP_SOURCES \
+        -use-ld=lld -o "$BUILD/resp-fuzzer"
+}
+
+# Seeds for the RESP target: every reply type (RESP2 and RESP3) and the replies the client meets.
+seed_resp() {
+    local dir=$1 i=0
+    local values=('+OK\r\n' '-ERR wrong\r\n' ':-42\r\n' '$5\r\nhello\r\n' '$-1\r\n' '*-1\r\n' '*2\r\n$1\r\na\r\n:7\r\n'
+        '*1\r\n*3\r\n:0\r\n:5460\r\n*3\r\n$9\r\n127.0.0.1\r\n:7000\r\n$4\r\nabcd\r\n' '%1\r\n+k\r\n~2\r\n#t\r\n,1.5\r\n'
+        '|1\r\n+a\r\n:1\r\n>2\r\n+m\r\n_\r\n' '=8\r\ntxt:abcd\r\n' '!3\r\nERR\r\n' '(12345678901234567890\r\n'
+        '*2147483647\r\n' '$200000000\r\n' '-MOVED 3999 127.0.0.1:6381\r\n')
+    # %b: the backslash escapes of the value are the bytes (the value itself is no format: it holds % and -).
+    for value in "${values[@]}"; do printf '%b' "$value" > "$dir/seed-$i"; i=$((i + 1)); done
+}
+
 build_headers() {
     mkdir -p "$BUILD"
     local sources=()
@@ -107,6 +137,12 @@ seed() {
     if is_header_target "$target"; then
         seed_headers "$target" "$dir"
         [ -d "$HEADER_REGRESSIONS/$target" ] && cp -n "$HEADER_REGRESSIONS/$target"/* "$dir/" 2>/dev/null || true
+        rm -f "$dir/README.md"
+        return
+    fi
+    if is_resp_target "$target"; then
+        seed_resp "$dir"
+        [ -d "$RESP_REGRESSIONS/$target" ] && cp -n "$RESP_REGRESSIONS/$target"/* "$dir/" 2>/dev/null || true
         rm -f "$dir/README.md"
         return
     fi
@@ -178,6 +214,10 @@ run_target() {
     if is_header_target "$target"; then
         binary=$BUILD/header-fuzzer limits=(-timeout=5 -max_len=32768) destination=$HEADER_REGRESSIONS/$target
     fi
+    # A reply is read in one linear pass within small limits (4 KiB strings, 1024 elements): 5 s is a hang.
+    if is_resp_target "$target"; then
+        binary=$BUILD/resp-fuzzer limits=(-timeout=5 -max_len=65536) destination=$RESP_REGRESSIONS/$target
+    fi
     # The CI sanitizer step's LeakSanitizer suppressions: leaks inside system libraries (libdav1d) the package cannot free.
     LSAN_OPTIONS="suppressions=$ROOT/.ci/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
     FUZZ_TARGET=$target "$binary" "$work" "$BUILD/seeds/$target" \
@@ -199,9 +239,9 @@ run_target() {
         "$target" "$execs" "$cov" "$ft" "$units" "$findings" | tee -a "$BUILD/summary.txt"
 }
 
-wants_decoders=0 wants_headers=0
+wants_decoders=0 wants_headers=0 wants_resp=0
 for target in $TARGETS; do
-    if is_header_target "$target"; then wants_headers=1; else wants_decoders=1; fi
+    if is_header_target "$target"; then wants_headers=1; elif is_resp_target "$target"; then wants_resp=1; else wants_decoders=1; fi
 done
 if [ "$wants_decoders" = 0 ] && [ "$BUILD_ONLY" = 0 ]; then
     :  # header targets only: the decoder binary is not needed
@@ -214,6 +254,13 @@ if [ "$wants_headers" = 0 ] && [ "$BUILD_ONLY" = 0 ]; then
 elif [ ! -x "$BUILD/header-fuzzer" ] || [ "$BUILD_ONLY" = 1 ] || [ -n "$(find "$HEADER_DIR" Fuzz/Sources/HeaderFuzzer.swift Tests/OperationDownloaderTests/Support/HeaderFuzzHarness.swift -newer "$BUILD/header-fuzzer" -type f 2>/dev/null | head -1)" ]; then
     echo "building $BUILD/header-fuzzer" >&2
     build_headers
+fi
+if [ "$wants_resp" = 0 ] && [ "$BUILD_ONLY" = 0 ]; then
+    :  # no RESP target
+# shellcheck disable=SC2086
+elif [ ! -x "$BUILD/resp-fuzzer" ] || [ "$BUILD_ONLY" = 1 ] || [ -n "$(find $RESP_SOURCES -newer "$BUILD/resp-fuzzer" -type f 2>/dev/null | head -1)" ]; then
+    echo "building $BUILD/resp-fuzzer" >&2
+    build_resp
 fi
 [ "$BUILD_ONLY" = 1 ] && exit 0
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) ${SECONDS_PER_TARGET}s per target" >> "$BUILD/summary.txt"

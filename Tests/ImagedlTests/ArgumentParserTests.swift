@@ -111,7 +111,7 @@ import Testing
         (["--user", "u", "http://a.test/"], "--user needs --password"),
         (["--password", "p", "http://a.test/"], "--password needs --user"),
         (["--png", "http://a.test/"], "--png needs --output DIR"),
-        (["--http-cache", "", "http://a.test/"], "--http-cache needs a folder or a redis:// URL"),
+        (["--http-cache", "", "http://a.test/"], "--http-cache needs a folder or a Redis URL (redis://, redis-sentinel://, redis-cluster://)"),
         (["http://a.test/", "--http-cache"], "--http-cache needs a value"),
         (["--frobnicate", "http://a.test/"], "unknown option '--frobnicate'"),
         (["--lifo=yes", "http://a.test/"], "--lifo takes no value"),

@@ -26,7 +26,7 @@ struct BenchmarkRunner {
             ("transports", { try TransportBenchmark(context: context).run() }),
             ("transport-instructions", { try TransportInstructionsBenchmark(context: context).run() }),
             ("animation", { try AnimationBenchmark(context: context).run() }),
-            ("fleet", { try FleetBenchmark(context: context).run() }),
+            ("fleet", { try FleetBenchmark(context: context).run(); try FleetFailoverBenchmark(context: context).run() }),
         ]
         let started = Clock.wall()
         for (name, body) in all where sections?.contains(name) ?? true {

@@ -5,8 +5,9 @@ import Foundation
 /// Accepted forms: `--name value`, `--name=value`, flags without values, `-h`, and `--` to end options
 /// (everything after it is a URL or file). Options may come before or after the operands.
 public enum ArgumentParser {
-    /// Parses `arguments` (without the program name).
-    public static func parse(_ arguments: [String]) throws(UsageError) -> Command {
+    /// Parses `arguments` (without the program name); `environment` may name the shared cache (`OD_REDIS_URL`).
+    public static func parse(_ arguments: [String],
+                             environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) -> Command {
         guard let first = arguments.first else {
             throw UsageError("no URLs given (try 'imagedl --demo', or 'imagedl --help')")
         }
@@ -16,7 +17,7 @@ public enum ArgumentParser {
         if first == "thumbnail" {
             return try ThumbnailArguments.parse(Array(arguments.dropFirst()))
         }
-        return try parseDownload(arguments)
+        return try parseDownload(arguments, environment: environment)
     }
 
     // MARK: - download and --demo
@@ -24,14 +25,15 @@ public enum ArgumentParser {
     /// Download options that take a value (`imagedl thumbnail` passes these through for its URL inputs).
     static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--max-time", "--header", "--user", "--password",
-        "--http-cache", "--http-cache-size", "--retry", "--input", "--transport", "--cacert", "--proxy",
+        "--http-cache", "--http-cache-url-file", "--http-cache-size", "--retry", "--input", "--transport", "--cacert",
+        "--proxy",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
         "--insecure",
     ]
 
-    private static func parseDownload(_ arguments: [String]) throws(UsageError) -> Command {
+    private static func parseDownload(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
         var options = DownloadOptions()
         var demo = false
         var operands: [String] = []
@@ -83,6 +85,8 @@ public enum ArgumentParser {
                     options.password = value
                 case "--http-cache":
                     try HTTPCacheOption.parse(value, into: &options)
+                case "--http-cache-url-file":
+                    try HTTPCacheOption.parseURLFile(value, into: &options)
                 case "--http-cache-size":
                     options.httpCacheSize = try HTTPCacheOption.parseSize(value)
                 case "--retry":
@@ -101,6 +105,7 @@ public enum ArgumentParser {
                 }
             }
         }
+        try HTTPCacheOption.applyEnvironment(environment, to: &options)
         if options.writePNG && options.outputDirectory == nil {
             throw UsageError("--png needs --output DIR")
         }

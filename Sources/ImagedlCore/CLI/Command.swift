@@ -50,7 +50,8 @@ public struct DownloadOptions: Equatable, Sendable {
     /// Folder of the on-disk HTTP cache (`--http-cache DIR`): responses are stored there and fresh ones are
     /// served from it without a request. nil: no HTTP cache.
     public var httpCacheDirectory: String?
-    /// The shared HTTP cache on Redis (`--http-cache redis://[user:password@]host:port[/db]`); with a folder too,
+    /// The shared HTTP cache on Redis (`--http-cache redis://…`, `redis-sentinel://…`, `redis-cluster://…`, or from
+    /// `--http-cache-url-file` or `OD_REDIS_URL`); several hosts are percent-encoded in its host. With a folder too,
     /// the two are tiers, the first given nearest.
     public var httpCacheRedisURL: URL?
     /// Redis was given before the folder (`--http-cache redis://… --http-cache DIR`): its tier is the nearer one.

@@ -64,13 +64,21 @@ enum HelpText {
                             The summary's cache column says "hit", "stale" or "revalidated" for
                             each image taken from it, and its last line counts them.
         --http-cache redis://[user:password@]host:port[/db]
-                            Share the HTTP cache with every process using the same Redis: one fetches
-                            a URL, the others wait for it and take it from Redis ("hit"); the summary
-                            counts the waits. Redis down or slow never fails a download (a warning on
-                            stderr, then straight to the server).
-                            Give --http-cache twice, a folder and a redis:// URL, for two tiers (the
+        --http-cache redis-sentinel://[user:password@]host:port[,host:port...]/mastername[/db]
+        --http-cache redis-cluster://[user:password@]host:port[,host:port...]
+                            Share the HTTP cache with every process using the same Redis (one server,
+                            the primary Sentinel names, or a Cluster): one fetches a URL, the others
+                            wait for it and take it from Redis ("hit"); the summary counts the waits.
+                            Redis down or slow never fails a download (a warning on stderr, then
+                            straight to the server); a Sentinel or Cluster failover is followed.
+                            Give --http-cache twice, a folder and a Redis URL, for two tiers (the
                             first given nearest): hits come from the folder without crossing the network,
                             what the folder misses comes from Redis and is copied into it.
+        --http-cache-url-file FILE
+                            The Redis URL is FILE's first line, so that its password is not on the
+                            command line (ps shows it there); with --http-cache DIR, two tiers as
+                            above. Without --http-cache, the environment variable OD_REDIS_URL is
+                            used when set.
         --http-cache-size BYTES
                             The folder's size limit (K, M or G: 1024-based; default 150M): the least
                             recently used entries go first. Held by every process sharing the folder.

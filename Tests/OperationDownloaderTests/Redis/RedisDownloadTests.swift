@@ -10,7 +10,7 @@ import TestRequirements
 /// `HTTPImageCache(redis:)` stands for a process of the fleet (its own memory layer, connections and
 /// single-flight state). The fixture server counts what reaches the origin. Across real processes:
 /// RedisFleetTests.
-@Suite(.requires(.redisServer, .hiredis)) struct RedisDownloadTests {
+@Suite(.requires(.redisServer)) struct RedisDownloadTests {
     let server = FixtureServer.shared
     /// The caches' warnings (Redis unavailable, a timeout): shown when a single-flight expectation fails.
     let warnings = WarningLog()
@@ -122,7 +122,7 @@ import TestRequirements
         let result = try await waiter.value
         #expect(result.metrics?.source == .network && result.metrics?.waitedForSharedFetch == true)
         #expect(server.stats(tag: tag).count == 2)
-        #expect(try RedisProbe(redis).keys("od:v1:*").allSatisfy { $0.hasPrefix("od:v1:lock:") })
+        #expect(try RedisProbe(redis).keys("od:v2:*").allSatisfy { $0.hasSuffix(":lock") })
     }
 
     /// A waiting download that is cancelled ends at once, with `.cancelled`; the holder is not disturbed.

@@ -7,8 +7,9 @@ import TestRequirements
 @testable import OperationDownloader
 
 /// A fleet of real processes (`imagedl --http-cache redis://...`) on one redis-server and one origin (the
-/// fixture server, which counts the requests that reach it).
-@Suite(.requires(.redisServer, .hiredis, .imagedl)) struct RedisFleetTests {
+/// fixture server, which counts the requests that reach it). One test at a time: eight processes over 1,000 URLs
+/// beside the others starved them on a 2-core machine past their lock lifetimes and timeouts (more origin requests).
+@Suite(.requires(.redisServer, .imagedl), .serialized) struct RedisFleetTests {
     let server = FixtureServer.shared
 
     func cacheURL(_ redis: RedisServer, _ query: String = "") -> String {
@@ -58,6 +59,31 @@ import TestRequirements
         #expect(hits == 90 && waits <= 90)
     }
 
+    /// Eight processes over the same 1,000 URLs at once on two tiers (issue 39): four machines, each with its own
+    /// directory shared by two of its processes, in front of one Redis. Each URL reaches the origin once, every
+    /// download succeeds, and both tiers end up holding every entry (each directory its machine's copy).
+    @Test func eightProcessesOverAThousandURLsOnTwoTiers() async throws {
+        let redis = try await RedisServer.start(); defer { redis.stop() }
+        let machines = (0..<4).map { _ in TemporaryCacheDirectory() }
+        defer { for machine in machines { machine.remove() } }
+        let tag = newTag()
+        let file = try urlFile((0..<1000).map { server.url("/images/image.png?cc=max-age%3D600&n=\($0)&tag=\(tag)") })
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fleet = try (0..<8).map { index in
+            try ImagedlProcess(["--http-cache", machines[index % 4].url.path, "--http-cache", cacheURL(redis), "--input", file.path])
+        }
+        var outcomes: [ImagedlProcess.Outcome] = []
+        for member in fleet { outcomes.append(await member.finish()) }
+        for outcome in outcomes {
+            #expect(outcome.status == 0 && outcome.records.count == 1000 && values(outcome.records, "status").allSatisfy { $0 == "ok" },
+                    "\(outcome.standardError.suffix(2000))")
+        }
+        #expect(server.stats(tag: tag).count == 1000)
+        #expect(outcomes.flatMap(\.records).filter { ($0["cache"] as? String) == "hit" }.count == 7000)
+        #expect(try RedisProbe(redis).keys("od:v2:*").filter { !$0.hasSuffix(":lock") }.count == 1000)
+        for machine in machines { #expect(machine.entryFiles.count == 1000) }
+    }
+
     /// The lock holder is killed (SIGKILL) mid-fetch: its lock expires and the waiting process takes over.
     @Test func aKilledHolderIsTakenOver() async throws {
         let redis = try await RedisServer.start(); defer { redis.stop() }
@@ -78,6 +104,35 @@ import TestRequirements
         #expect(outcome.status == 0 && values(outcome.records, "status") == ["ok"], "\(outcome.standardError)")
         #expect(outcome.records.first?["shared_wait"] as? Bool == true)
         #expect(server.stats(tag: tag).count == 2)
+    }
+
+    /// A holder paused (SIGSTOP) past its lock's lifetime, whose lock meanwhile went to a successor, then resumed
+    /// (SIGCONT): its renewals and its end compare the token, so the successor's lock is neither extended,
+    /// replaced by `done`, nor deleted — and the paused holder's download still succeeds (its entry is valid).
+    @Test func aPausedHolderNeverTouchesItsSuccessorsLock() async throws {
+        let redis = try await RedisServer.start(); defer { redis.stop() }
+        let tag = newTag()
+        let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&max=120&tag=\(tag)")
+        let lock = RedisCacheFixtures.lockKey(for: url)
+        let probe = RedisProbe(redis)
+        let holder = try ImagedlProcess(["--http-cache", cacheURL(redis, "?lock_timeout=1"), url.absoluteString])
+        await server.awaitRequests(tag: tag, count: 1)
+        let token = try #require(try probe.get(lock))
+        kill(holder.processIdentifier, SIGSTOP)
+        // Its lock expires (no renewal from a stopped process); a successor takes it.
+        #expect(await waitUntil(timeout: 30) { ((try? probe.pttl(lock)) ?? 0) == -2 })
+        let successor = Data("the-successor's-token".utf8)
+        #expect(try probe.command("SET", lock, successor, "NX", "PX", 60_000) == .status("OK"))
+        kill(holder.processIdentifier, SIGCONT)
+        // Renewals come every third of the lifetime: give the resumed holder several before its download ends.
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        server.release(tag)
+        let outcome = await holder.finish()
+        #expect(outcome.status == 0 && values(outcome.records, "status") == ["ok"], "\(outcome.standardError)")
+        #expect(try probe.get(lock) == successor && token != successor)
+        #expect(try probe.pttl(lock) > 50_000, "the successor's lock was renewed by the paused holder")
+        // Its response was stored all the same: a whole, checksummed entry.
+        #expect(try probe.get(RedisCacheFixtures.entryKey(for: url)) != nil)
     }
 
     /// Redis killed while four processes run: every download still succeeds.

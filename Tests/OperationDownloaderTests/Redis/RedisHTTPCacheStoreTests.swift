@@ -8,7 +8,7 @@ import TestRequirements
 
 /// The cache on a real redis-server (the test's own): entries shared between cache instances (each one stands
 /// for a process: its own memory layer and connections), keys and TTLs, Vary variants, invalid values, limits.
-@Suite(.requires(.redisServer, .hiredis)) struct RedisHTTPCacheStoreTests {
+@Suite(.requires(.redisServer)) struct RedisHTTPCacheStoreTests {
     typealias F = HTTPCacheFixtures
 
     func store(_ cache: HTTPImageCache, _ url: String, headers: [String: String], body: Data, request: URLRequest? = nil,
@@ -30,10 +30,10 @@ import TestRequirements
             return
         }
         #expect(found.data == body && found.statusCode == 200 && found.appliesSharedRules)
-        // Key `od:v1:<sha256 of the cache key>`, with a TTL: the freshness left (no validators).
+        // Key `od:v2:{<sha256 of the cache key>}`, with a TTL: the freshness left (no validators).
         let probe = RedisProbe(server)
         let key = RedisCacheFixtures.entryKey(for: F.url(url))
-        #expect(try probe.keys("od:v1:*") == [key])
+        #expect(try probe.keys("od:v2:*") == [key])
         let ttl = try probe.pttl(key)
         #expect(ttl > 500_000 && ttl <= 600_000)
         // The value is the disk entry format.
@@ -48,11 +48,11 @@ import TestRequirements
         try store(thumbs, url, headers: ["Cache-Control": "max-age=600"], body: F.body(2, count: 100))
         let other = try HTTPImageCache(redis: server.url(), keyPrefix: "previews")
         #expect(other.cachedResponse(for: F.request(url)) == nil)
-        #expect(try RedisProbe(server).keys().allSatisfy { $0.hasPrefix("thumbs:v1:") })
+        #expect(try RedisProbe(server).keys().allSatisfy { $0.hasPrefix("thumbs:v2:") })
         // removeAll takes only its own prefix.
         try store(other, url, headers: ["Cache-Control": "max-age=600"], body: F.body(3, count: 100))
         thumbs.removeAll()
-        #expect(try RedisProbe(server).keys().allSatisfy { $0.hasPrefix("previews:v1:") })
+        #expect(try RedisProbe(server).keys().allSatisfy { $0.hasPrefix("previews:v2:") })
         #expect(other.cachedResponse(for: F.request(url)) != nil)
     }
 
@@ -88,7 +88,7 @@ import TestRequirements
         let png = F.request(url, headers: ["Accept": "image/png"])
         try store(writer, url, headers: ["Cache-Control": "max-age=600", "Vary": "Accept"], body: F.body(5, count: 300), request: webp)
         try store(writer, url, headers: ["Cache-Control": "max-age=600", "Vary": "Accept"], body: F.body(6, count: 300), request: png)
-        let keys = try RedisProbe(server).keys("od:v1:*")
+        let keys = try RedisProbe(server).keys("od:v2:*")
         #expect(keys.count == 3, "the variant index and two variants: \(keys)")
         let reader = try HTTPImageCache(redis: server.url(), options: RedisCacheFixtures.options())
         #expect(reader.cachedResponse(for: webp)?.data == F.body(5, count: 300))
@@ -104,7 +104,7 @@ import TestRequirements
         let cache = try HTTPImageCache(redis: server.url(), options: options)
         try store(cache, "http://images.test/big.png", headers: ["Cache-Control": "max-age=600"], body: F.body(7, count: 1001))
         try store(cache, "http://images.test/small.png", headers: ["Cache-Control": "max-age=600"], body: F.body(8, count: 1000))
-        #expect(try RedisProbe(server).keys("od:v1:*") == [RedisCacheFixtures.entryKey(for: F.url("http://images.test/small.png"))])
+        #expect(try RedisProbe(server).keys("od:v2:*") == [RedisCacheFixtures.entryKey(for: F.url("http://images.test/small.png"))])
     }
 
     /// The memory layer answers only while the value in Redis is the one it holds (a header read proves it);

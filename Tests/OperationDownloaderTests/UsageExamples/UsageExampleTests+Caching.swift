@@ -24,7 +24,7 @@ extension UsageExampleTests {
 
     /// Two "machines" (two downloaders, each with its own cache on one redis-server): the second is served
     /// what the first stored, without a request.
-    @Test(.requires(.redisServer, .hiredis)) func aFleetSharesOneCacheThroughRedis() async throws {
+    @Test(.requires(.redisServer)) func aFleetSharesOneCacheThroughRedis() async throws {
         let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/images/image.png?cc=max-age%3D600&tag=\(tag)")

@@ -47,14 +47,16 @@ final class HTTPCacheFlightWait: @unchecked Sendable {  // `state` guarded by `l
     }
 
     let name: String
-    /// Monotonic nanoseconds after which the waiter stops waiting.
+    /// Monotonic nanoseconds: when the wait began, and after which the waiter stops waiting.
+    let began: UInt64
     let deadline: UInt64
     private let lock = NSLock()
     private var state = State.waiting(handler: nil)
     private weak var flights: HTTPCacheFlights?
 
-    init(name: String, deadline: UInt64, flights: HTTPCacheFlights) {
+    init(name: String, began: UInt64, deadline: UInt64, flights: HTTPCacheFlights) {
         self.name = name
+        self.began = began
         self.deadline = deadline
         self.flights = flights
     }
@@ -88,6 +90,7 @@ final class HTTPCacheFlightWait: @unchecked Sendable {  // `state` guarded by `l
             return .some(handler)
         }
         guard let handler else { return false }
+        flights?.waitEnded(self)
         if let handler { DispatchQueue.global().async { handler(outcome) } }
         return true
     }

@@ -10,8 +10,14 @@ extension RedisCacheOptions {
 
     /// These options with the URL's query parameters applied (they win over the values given in code).
     func applying(queryOf url: URL) throws(RedisCacheError) -> RedisCacheOptions {
+        try applying(query: URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery)
+    }
+
+    /// These options with `query` (a URL's query, without `?`) applied.
+    func applying(query: String?) throws(RedisCacheError) -> RedisCacheOptions {
         var options = self
-        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        guard let query, !query.isEmpty else { return options }
+        guard let items = URLComponents(string: "?" + query)?.queryItems else { throw .invalidURL("the query is not a URL query") }
         for item in items {
             let value = item.value ?? ""
             func seconds(maximum: TimeInterval = 30 * 86_400) throws(RedisCacheError) -> TimeInterval {
@@ -26,7 +32,9 @@ extension RedisCacheOptions {
                 options.keyPrefix = value
             case "max_ttl": options.maximumTimeToLive = try seconds(maximum: 365 * 86_400)
             case "max_body":
-                guard let bytes = Int(value), bytes >= 0 else { throw .invalidURL("max_body needs a number of bytes, not \"\(value)\"") }
+                guard let bytes = Int(value), bytes >= 0, bytes <= 1 << 30 else {
+                    throw .invalidURL("max_body needs a number of bytes up to 1 GiB, not \"\(value)\"")
+                }
                 options.maximumBodySize = bytes
             case "lock_timeout": options.lockTimeout = try seconds(maximum: 3600)
             case "max_wait": options.maximumWait = try seconds(maximum: 3600)

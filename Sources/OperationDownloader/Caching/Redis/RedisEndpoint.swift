@@ -1,6 +1,15 @@
 import Foundation
 
-/// Where the Redis server is and how to log in: parsed from `redis://[user:password@]host:port[/db]`.
+/// A Redis node's address.
+struct RedisNodeAddress: Sendable, Hashable, CustomStringConvertible {
+    var host: String
+    var port: Int
+
+    /// "host:port" ("[::1]:6379" for IPv6).
+    var description: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+}
+
+/// One Redis node to connect to and how to log in there.
 struct RedisEndpoint: Sendable, Equatable {
     static let defaultPort = 6379
 
@@ -11,49 +20,34 @@ struct RedisEndpoint: Sendable, Equatable {
     var username: String?
     var password: String?
 
-    /// "redis://host:port/db", without credentials: for warnings and `HTTPImageCache.directory`.
-    var redactedURL: URL {
-        let shownHost = host.contains(":") ? "[\(host)]" : host
-        return URL(string: "redis://\(shownHost):\(port)/\(database)") ?? URL(fileURLWithPath: "/")
+    init(_ address: RedisNodeAddress, database: Int = 0, username: String? = nil, password: String? = nil) {
+        host = address.host
+        port = address.port
+        self.database = database
+        self.username = username
+        self.password = password
     }
 
-    var displayName: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
-
-    /// Parses `url` (its query, if any, is read by `RedisCacheOptions.applying(queryOf:)`); `rediss` is refused
-    /// (`RedisCacheError.tlsUnavailable`): the client has no TLS.
+    /// Parses `redis://[user:password@]host:port[/db]` (Sentinel and Cluster URLs name several nodes:
+    /// `RedisDeployment` reads those).
     init(url: URL) throws(RedisCacheError) {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = components.scheme?.lowercased()
-        else { throw .invalidURL("\"\(url.absoluteString)\" has no scheme") }
-        switch scheme {
-        case "redis": break
-        case "rediss": throw .tlsUnavailable
-        default: throw .unsupportedScheme(scheme)
+        let deployment = try RedisDeployment(url: url)
+        guard case .standalone(let address) = deployment.topology else {
+            throw .invalidURL("a single node is needed here: redis://[user:password@]host:port[/db]")
         }
-        guard var host = components.host, !host.isEmpty else { throw .invalidURL("no host") }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let port = components.port ?? Self.defaultPort
-        guard (1...65535).contains(port) else { throw .invalidURL("port \(port) is out of range") }
-        var database = 0
-        let path = components.path
-        if !path.isEmpty, path != "/" {
-            let digits = path.dropFirst()
-            guard path.hasPrefix("/"), let number = Int(digits), number >= 0, String(number) == digits else {
-                throw .invalidURL("the path must be a database number (/0, /1, ...), not \"\(path)\"")
-            }
-            database = number
-        }
-        self.host = host
-        self.port = port
-        self.database = database
-        let user = components.user.flatMap { $0.isEmpty ? nil : $0 }
-        let password = components.password
-        if user != nil && password == nil {
-            // redis://secret@host, as redis-cli and redis-py read it: the user-info is the password.
-            self.username = nil
-            self.password = user
-        } else {
-            self.username = user
-            self.password = password
-        }
+        self.init(address, database: deployment.database, username: deployment.username, password: deployment.password)
+    }
+
+    var address: RedisNodeAddress { RedisNodeAddress(host: host, port: port) }
+
+    /// "host:port", without credentials: for warnings.
+    var displayName: String { address.description }
+
+    /// The same login on another node (a Sentinel's primary, a Cluster node).
+    func at(_ address: RedisNodeAddress) -> RedisEndpoint {
+        var endpoint = self
+        endpoint.host = address.host
+        endpoint.port = address.port
+        return endpoint
     }
 }

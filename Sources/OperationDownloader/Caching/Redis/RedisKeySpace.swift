@@ -1,19 +1,21 @@
 import Foundation
 
-/// The Redis keys of one cache: `<prefix>:v1:<SHA-256 hex>` for an entry (the entry file name without its
-/// extension: the hash of the cache key, or of a Vary variant), `<prefix>:v1:lock:<hex>` for the
-/// single-flight lock of a cache key. `v1` is the key layout's version: a future layout uses new keys.
+/// The Redis keys of one cache: `<prefix>:v2:{<SHA-256 hex>}` for an entry (the entry file name without its
+/// extension: the hash of the cache key, or of a Vary variant), `<prefix>:v2:{<hex>}:lock` for the
+/// single-flight lock of a cache key. The hash in braces is a Cluster hash tag: an entry and its lock live in one
+/// slot, on one node, whatever the deployment. `v2` is the key layout's version (v1, before Cluster support,
+/// had no hash tags): a future layout uses new keys.
 struct RedisKeySpace: Sendable, Equatable {
     let prefix: String
 
-    var namespace: String { prefix + ":v1:" }
+    var namespace: String { prefix + ":v2:" }
 
     func entryKey(_ entryName: String) -> Data {
-        Data((namespace + Self.hash(of: entryName)).utf8)
+        Data((namespace + "{" + Self.hash(of: entryName) + "}").utf8)
     }
 
     func lockKey(_ entryName: String) -> Data {
-        Data((namespace + "lock:" + Self.hash(of: entryName)).utf8)
+        Data((namespace + "{" + Self.hash(of: entryName) + "}:lock").utf8)
     }
 
     /// A SCAN pattern matching every key of this cache (glob characters of the prefix escaped).

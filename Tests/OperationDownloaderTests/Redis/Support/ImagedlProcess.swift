@@ -22,14 +22,15 @@ final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Proc
     let process: Process
     private let drain: PipeDrain
 
-    /// Starts `imagedl --json <arguments>`.
-    init(_ arguments: [String]) throws {
+    /// Starts `imagedl --json <arguments>`, with `environment` added to this process's.
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         guard let executable = Self.executable else { throw RedisServerFailure(message: "imagedl is not built") }
         let process = Process()
         let output = Pipe()
         let errors = Pipe()
         process.executableURL = executable
         process.arguments = ["--json"] + arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = errors

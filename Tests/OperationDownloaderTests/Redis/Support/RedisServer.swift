@@ -15,13 +15,14 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
 
     /// Starts a server (see `init`) on a thread of its own: starting one blocks for as long as python and redis
     /// take to come up, which on the cooperative pool (two threads on two cores) stalls every other test.
-    static func start(arguments: [String] = [], port: Int? = nil) async throws -> RedisServer {
-        try await offCooperativePool { Result { try RedisServer(arguments: arguments, port: port) } }.get()
+    static func start(arguments: [String] = [], port: Int? = nil, configuration: String? = nil) async throws -> RedisServer {
+        try await offCooperativePool { Result { try RedisServer(arguments: arguments, port: port, configuration: configuration) } }.get()
     }
 
     /// Starts a server; `arguments` are extra configuration (`["--requirepass", "secret"]`); `port` nil picks a
-    /// free one. Blocks until it listens: async tests call `start` instead.
-    init(arguments: [String] = [], port fixedPort: Int? = nil) throws {
+    /// free one; `configuration` is the text of a configuration file written for it (a Sentinel's, which the
+    /// Sentinel rewrites as it learns). Blocks until it listens: async tests call `start` instead.
+    init(arguments: [String] = [], port fixedPort: Int? = nil, configuration: String? = nil) throws {
         guard let binary = Requirement.redisServerPath else { throw RedisServerFailure(message: "no redis-server") }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -33,7 +34,13 @@ final class RedisServer: @unchecked Sendable {  // immutable after init; `proces
             try? FileManager.default.removeItem(at: pidFile)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", ServerSupervisor.script, "900", binary,
+            var configFile: [String] = []
+            if let configuration {
+                let file = directory.appendingPathComponent("redis.conf")
+                try configuration.write(to: file, atomically: true, encoding: .utf8)
+                configFile = [file.path]
+            }
+            process.arguments = ["python3", "-c", ServerSupervisor.script, "900", binary] + configFile + [
                                  "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                                  "--dir", directory.path, "--daemonize", "no", "--loglevel", "warning",
                                  "--logfile", directory.appendingPathComponent("redis.log").path,

@@ -34,6 +34,15 @@ struct RedisProbe {
         try command("GET", key).data
     }
 
+    /// A number from `INFO` ("total_net_output_bytes", "used_memory").
+    func info(_ field: String) throws -> Int? {
+        guard let text = try command("INFO").data.map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
+        for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix(field + ":") {
+            return Int(line.dropFirst(field.count + 1).prefix { $0.isNumber })
+        }
+        return nil
+    }
+
     /// Milliseconds to live (-1: no expiry, -2: no key).
     func pttl(_ key: String) throws -> Int {
         guard case .integer(let value) = try command("PTTL", key) else { return -3 }
@@ -53,7 +62,12 @@ enum RedisCacheFixtures {
     /// The Redis key of `url`'s primary entry under `prefix`.
     static func entryKey(for url: URL, prefix: String = "od") -> String {
         let name = HTTPCacheKey.fileName(for: HTTPCacheKey.key(for: url) ?? "")
-        return prefix + ":v1:" + name.dropLast(HTTPCacheDirectory.entryExtension.count)
+        return prefix + ":v2:{" + name.dropLast(HTTPCacheDirectory.entryExtension.count) + "}"
+    }
+
+    /// The Redis key of `url`'s single-flight lock under `prefix`.
+    static func lockKey(for url: URL, prefix: String = "od") -> String {
+        entryKey(for: url, prefix: prefix) + ":lock"
     }
 
     /// Options for tests: quick back-off, short lock lifetime; timeouts generous enough for a loaded machine.
@@ -65,4 +79,11 @@ enum RedisCacheFixtures {
         options.lockTimeout = 3
         return options
     }
+}
+
+extension HTTPImageCache {
+    /// The Redis tier of a cache made with `init(redis:...)` (or tiers with one Redis tier).
+    var redisTier: HTTPCacheTier? { layer.tiers.first { $0.bytes is RedisByteStore } }
+    /// That tier's byte store, and through it the client (`.client`).
+    var redisByteStore: RedisByteStore? { redisTier?.bytes as? RedisByteStore }
 }

@@ -1,15 +1,16 @@
 import Foundation
 
-/// Keeps a failing Redis out of the downloads' way: after a failure every call is refused at once for a
-/// back-off interval, then ONE call tries the server again; success closes the breaker, failure doubles the
-/// interval (up to a maximum). Not thread-safe by itself: `RedisConnectionPool` guards it with its lock.
+/// Keeps a failing Redis node out of the downloads' way: after a failure every call to the node is refused at
+/// once, and a probe (`RedisConnectionPool`'s, in the background: never a download) tries the node after a
+/// back-off interval; success closes the breaker, failure doubles the interval (up to a maximum). Not
+/// thread-safe by itself: the pool guards it with its lock.
 struct RedisCircuitBreaker {
     enum State: Equatable {
-        /// Calls go to the server.
+        /// Calls go to the node.
         case closed
-        /// Calls are refused until `until` (monotonic nanoseconds); `interval` is the current back-off.
+        /// Calls are refused; the next probe is due at `until` (monotonic nanoseconds); `interval` is the back-off.
         case open(until: UInt64, interval: TimeInterval)
-        /// One call is trying the server; the others are refused meanwhile.
+        /// The probe is trying the node; calls are refused meanwhile.
         case probing(interval: TimeInterval)
     }
 
@@ -19,7 +20,7 @@ struct RedisCircuitBreaker {
         case opened(retryIn: TimeInterval)
         /// A probe failed: still open, for longer.
         case stillOpen(retryIn: TimeInterval)
-        /// Another call had already opened it.
+        /// It was open already (another call's failure opened it).
         case none
     }
 
@@ -32,7 +33,9 @@ struct RedisCircuitBreaker {
         self.maximumInterval = max(self.initialInterval, maximumInterval)
     }
 
-    /// Whether a call may go to the server at `now`; an expired open breaker admits one probe.
+    var isClosed: Bool { state == .closed }
+
+    /// Whether the probe may try the node at `now` (the back-off has passed); it then holds the probe.
     mutating func admit(now: UInt64) -> Bool {
         switch state {
         case .closed:
@@ -46,27 +49,30 @@ struct RedisCircuitBreaker {
         }
     }
 
-    mutating func succeeded() {
-        state = .closed
+    /// A call or the probe succeeded; true when this closed an open breaker (the outage ended).
+    @discardableResult
+    mutating func succeeded() -> Bool {
+        defer { state = .closed }
+        return state != .closed
     }
 
     mutating func failed(now: UInt64) -> Transition {
         switch state {
         case .closed:
-            state = .open(until: now + Self.nanoseconds(initialInterval), interval: initialInterval)
+            state = .open(until: now + RedisDeadline.nanoseconds(initialInterval), interval: initialInterval)
             return .opened(retryIn: initialInterval)
         case .probing(let interval):
             let next = min(maximumInterval, interval * 2)
-            state = .open(until: now + Self.nanoseconds(next), interval: next)
+            state = .open(until: now + RedisDeadline.nanoseconds(next), interval: next)
             return .stillOpen(retryIn: next)
         case .open:
             return .none
         }
     }
 
-    var isClosed: Bool { state == .closed }
-
-    private static func nanoseconds(_ seconds: TimeInterval) -> UInt64 {
-        UInt64(max(0, min(seconds, 86_400)) * 1_000_000_000)
+    /// When the next probe is due (monotonic nanoseconds), nil unless open.
+    var nextProbe: UInt64? {
+        if case .open(let until, _) = state { return until }
+        return nil
     }
 }
