@@ -12,6 +12,7 @@ const char *cic_libpng_version(void);
 #include "cic_png.h"
 #include "cic_heif.h"
 #include "cic_tiff.h"
+#include "cic_jxl.h"
 #include "cic_lcms.h"
 #include "cic_color.h"
 #include "cic_lab.h"
