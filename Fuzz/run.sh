@@ -22,7 +22,7 @@ CORPUS=${OPERATIONDOWNLOADER_CORPUS:-$ROOT/../shared/corpus}
 REGRESSIONS=$ROOT/Tests/Support/FuzzRegressions
 HEADER_REGRESSIONS=$ROOT/Tests/Support/HeaderFuzzRegressions
 HEADER_TARGETS="cache-control http-date age vary etag content-type range headers"
-ALL_TARGETS="png gif bmp ico jpeg webp tiff heif exif sniff any icc $HEADER_TARGETS"
+ALL_TARGETS="png gif bmp ico jpeg webp tiff heif jxl exif sniff any icc $HEADER_TARGETS"
 # The header parsers compile alone (Foundation only): the fuzzer is built from these files, not the whole module.
 HEADER_DIR=Sources/OperationDownloader/Caching/HTTPCache
 HEADER_SOURCES="HTTPFieldList HTTPFieldValues HTTPEntityTag HTTPMediaType CacheControlDirectives HTTPDate HTTPHeaderFields HTTPFreshness HTTPCacheHeaderRules HTTPByteRange HTTPPreconditions"
@@ -120,6 +120,7 @@ seed() {
         webp) patterns=('*.webp') ;;
         tiff) patterns=('*.tif' '*.tiff') ;;
         heif) patterns=('*.heic' '*.heif' '*.avif') ;;
+        jxl) patterns=('*.jxl') ;;
         sniff|any) patterns=('*') ;;
         icc) patterns=() ;;
     esac

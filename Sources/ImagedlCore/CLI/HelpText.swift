@@ -91,7 +91,8 @@ enum HelpText {
 
       decode
         --json              One JSON object per file with keys file, format, width, height, frames,
-                            duration (seconds of one loop, animations only), orientation, color,
+                            duration (seconds of one loop, animations only), loop_count (plays of
+                            an animation, 0 for forever), orientation, color,
                             color_detail, icc_profile_bytes, incomplete, error (null where they do not
                             apply). incomplete is true when the data ends early and only part of the
                             image could be decoded.

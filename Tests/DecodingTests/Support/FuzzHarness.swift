@@ -8,6 +8,7 @@ let fuzzPixelLimit = 4_000_000
 
 enum FuzzTarget: String, CaseIterable {
     case png, gif, bmp, ico, jpeg, webp, tiff, heif, exif, sniff, any, icc
+    case jxl
 
     var coder: (any ImageCoder)? {
         switch self {
@@ -19,6 +20,7 @@ enum FuzzTarget: String, CaseIterable {
         case .webp: return WebPCoder()
         case .tiff: return TIFFCoder()
         case .heif: return HEIFCoder()
+        case .jxl: return JXLCoder()
         case .exif, .sniff, .any, .icc: return nil
         }
     }
