@@ -8,8 +8,8 @@ import Foundation
 /// first frame into a canvas of its own. `currentImage()` renders what has been decoded so far
 /// (`JxlDecoderFlushImage`: the groups and passes that arrived, the 1:8 DC image upsampled where only that
 /// arrived), lazily, when bytes arrived since the last render, and only while rendering has taken no more time
-/// than decoding: one render of the canvas costs about a third of a whole decode (12 MP: 165-235 ms against 440-
-/// 650 ms), so previews at most double a download's decoding work however often they are asked for. A still
+/// than decoding: a render runs libjxl's whole rendering pipeline over the canvas, so this bound keeps previews at
+/// most doubling a download's decoding work (plus one render) however often they are asked for. A still
 /// image's final pixels are that decoder's; an animation, a file cut short or anything the first decoder did not
 /// finish is decoded once at the end like `JXLCoder.decode`, so the final image and the errors are the same as a
 /// one-shot decode's.
