@@ -17,8 +17,6 @@ import TestRequirements
         Case(name: "rgb8-lossless-effort1", input: .png(width: 67, height: 45, channels: 3, bitDepth: 8), cjxl: ["-d", "0", "-e", "1"]),
         Case(name: "rgba8-lossless", input: .png(width: 67, height: 45, channels: 4, bitDepth: 8), cjxl: ["-d", "0"]),
         Case(name: "rgba8-lossy", input: .png(width: 67, height: 45, channels: 4, bitDepth: 8), cjxl: ["-d", "1.5"]),
-        Case(name: "rgba8-premultiplied", input: .png(width: 67, height: 45, channels: 4, bitDepth: 8),
-             cjxl: ["-d", "1", "--premultiply=1"]),
         Case(name: "gray8-lossless", input: .png(width: 33, height: 65, channels: 1, bitDepth: 8), cjxl: ["-d", "0"]),
         Case(name: "gray8-lossy", input: .png(width: 33, height: 65, channels: 1, bitDepth: 8), cjxl: ["-d", "1"]),
         Case(name: "grayalpha8-lossless", input: .png(width: 31, height: 17, channels: 2, bitDepth: 8), cjxl: ["-d", "0"]),
