@@ -186,6 +186,21 @@ import TestRequirements
         #expect(!coder.canIncrementallyDecode(Data([0xFF, 0x0A, 0, 0])))
     }
 
+    /// A library answering JxlDecoderVersion() with 0.12.1, built here: refused at load, naming the version, and the
+    /// coder then fails explicitly instead of reading structs it was not checked against.
+    @Test(.requires(.cCompiler)) func aLibjxlOfAnotherVersionIsRefusedNamingIt() throws {
+        let folder = try JXLTestFiles.temporaryFolder()
+        defer { JXLTestFiles.remove(folder) }
+        let source = folder.appendingPathComponent("fake.c"), library = folder.appendingPathComponent("libjxl.so.0.12")
+        try Data("unsigned JxlDecoderVersion(void) { return 12001; }\n".utf8).write(to: source)
+        try Tool.run([try #require(CCompiler.path), "-shared", "-fPIC", "-o", library.path, source.path])
+        let coder = JXLCoder(soname: library.path)
+        #expect(coder.unavailableReason
+                == "\(library.path) unavailable: libjxl 0.12.1 is not a version this package was checked against (0.7 to 0.11)")
+        #expect(coder.libraryVersion == nil)
+        #expect(throws: ImageDecodingError.unsupportedFormat) { try coder.decode(try Self.fixture("still-lossy.jxl"), options: ImageDecodingOptions()) }
+    }
+
     @Test(.requires(.libjxl)) func theLoadedVersionIsOneTheShimWasCheckedAgainst() throws {
         let version = try #require(JXLCoder().libraryVersion)
         let minor = try #require(Int(version.split(separator: ".")[1]))

@@ -1,7 +1,7 @@
 // JPEG XL through libjxl (libjxl.so.0.7 to 0.11), resolved with dlsym at run time: no build-time dependency on
 // libjxl. libjxl's API is opaque decoder objects and flat structs whose layouts the shim declares itself
-// (cic_jxl.c, checked against the headers of 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0); the ICC functions lost
-// their pixel-format argument in 0.9, so the shim calls whichever form the loaded version has. Any other
+// (cic_jxl_internal.h, checked against the headers of 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0); the ICC functions
+// lost their pixel-format argument in 0.9, so the shim calls whichever form the loaded version has. Any other
 // version is refused at load time with a message naming it.
 #ifndef CIC_JXL_H
 #define CIC_JXL_H

@@ -227,8 +227,10 @@ enum JXLTestFiles {
 
 /// Runs the test tools (cjxl, djxl): one line of their error output when they fail.
 enum Tool {
+    /// `arguments[0]` is a path or a name found on PATH.
     static func run(_ arguments: [String]) throws {
-        guard let executable = Executables.find(arguments[0]) else { throw ToolFailure(message: "no \(arguments[0]) on PATH") }
+        let executable = arguments[0].hasPrefix("/") ? arguments[0] : Executables.find(arguments[0])
+        guard let executable else { throw ToolFailure(message: "no \(arguments[0]) on PATH") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = Array(arguments.dropFirst())
