@@ -6,9 +6,10 @@
 #   bash Benchmarks/run.sh --quick    every section with small counts (CI): writes results/quick.*
 #   bash Benchmarks/run.sh --sections download,decode    only these sections: writes results/partial.* (no docs update)
 #
-# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind, libvips-tools, time, redis-server and
-# redis-tools for the Fleet section, whose redis-server runs on a free port without persistence and stops on exit, and
-# whose failover rounds start Sentinel deployments of their own (checked with redis-cli); nginx is unpacked from its
+# Installs what it needs (Debian packages: curl, libjpeg-turbo-progs, valgrind, libvips-tools, libjxl0.7 and
+# libjxl-tools for the Decode section's JPEG XL figures, time, redis-server and redis-tools for the Fleet section,
+# whose redis-server runs on a free port without persistence and stops on exit, and whose failover rounds start
+# Sentinel deployments of their own (checked with redis-cli); nginx is unpacked from its
 # .deb into a temporary directory with `apt-get download` + `dpkg -x`, so no system service is started;
 # Pillow and numpy from pip when possible, optional), builds the benchmark in release mode, generates the test images,
 # serves them from nginx on a free 127.0.0.1 port and stops it on exit.
@@ -42,12 +43,13 @@ command -v valgrind >/dev/null || need+=(valgrind)
 command -v python3 >/dev/null || need+=(python3)
 command -v objcopy >/dev/null || need+=(binutils)
 command -v vipsthumbnail >/dev/null || need+=(libvips-tools)  # the Thumbnail section's reference
+command -v cjxl >/dev/null && command -v djxl >/dev/null || need+=(libjxl-tools)  # the Decode section's JPEG XL file and reference
 command -v openssl >/dev/null || need+=(openssl)
 command -v redis-server >/dev/null || need+=(redis-server)  # the Fleet section's shared cache
 command -v redis-cli >/dev/null || need+=(redis-tools)  # the Fleet section's failover rounds (their Sentinels' readiness)
 [ -x /usr/bin/time ] || need+=(time)  # measures each child's own peak RSS (ChildProcess.swift says why)
 command -v avifdec >/dev/null && command -v avifenc >/dev/null || need+=(libavif-bin)  # the AVIF files and reference
-for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev; do
+for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev libjxl0.7; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 apt_updated=0

@@ -27,7 +27,7 @@ HEADER_REGRESSIONS=$ROOT/Tests/Support/HeaderFuzzRegressions
 RESP_REGRESSIONS=$ROOT/Tests/Support/RESPFuzzRegressions
 HEADER_TARGETS="cache-control http-date age vary etag content-type range headers"
 RESP_TARGETS="resp"
-ALL_TARGETS="png gif bmp ico jpeg webp tiff heif avif exif sniff any icc $HEADER_TARGETS $RESP_TARGETS"
+ALL_TARGETS="png gif bmp ico jpeg webp tiff heif avif jxl exif sniff any icc $HEADER_TARGETS $RESP_TARGETS"
 # The header parsers compile alone (Foundation only): the fuzzer is built from these files, not the whole module.
 HEADER_DIR=Sources/OperationDownloader/Caching/HTTPCache
 HEADER_SOURCES="HTTPFieldList HTTPFieldValues HTTPEntityTag HTTPMediaType CacheControlDirectives HTTPDate HTTPHeaderFields HTTPFreshness HTTPCacheHeaderRules HTTPByteRange HTTPPreconditions"
@@ -157,6 +157,7 @@ seed() {
         tiff) patterns=('*.tif' '*.tiff') ;;
         heif) patterns=('*.heic' '*.heif' '*.avif') ;;
         avif) patterns=('*.avif') ;;
+        jxl) patterns=('*.jxl') ;;
         sniff|any) patterns=('*') ;;
         icc) patterns=() ;;
     esac

@@ -15,6 +15,7 @@ typedef struct {
     uint16_t colors;   // colour samples: 1 gray, 3 RGB or Lab, 4 CMYK
     uint16_t kept;     // samples kept per pixel: the colours, plus alpha when there is one
     int alpha;         // 0 none (an unspecified extra sample is opaque), 1 straight, 2 premultiplied
+    uint16_t alpha_sample;  // which sample of a pixel is the alpha: the first extra sample marked as alpha
     int lab;           // CIELab (signed a/b) = 1, ICCLab (a/b offset by 128) = 2
     int raw_cmyk;      // CMYK kept as inks (C, M, Y, K bytes; alpha apart) for the caller's ICC transform
     int tiled;
@@ -68,13 +69,27 @@ static int layout_of(cic_tiff_file *f, uint32_t width, uint32_t height, int want
     default:
         return 0;  // palette, YCbCr, LogLuv...: libtiff's RGBA interface
     }
-    if (packed) return 0;  // 1/2/4/8-bit unsigned gray and RGB: libtiff's RGBA interface already matches
     if (l->samples < l->colors || l->samples > MAX_SAMPLES) return 0;
+    // The alpha is the first extra sample marked as alpha, wherever it is among them (the TIFF rule); libtiff's RGBA
+    // interface looks at the first extra sample only, so a later alpha is read here whatever the depth.
+    int alpha_index = -1;
+    if (l->samples > l->colors && api->get_field(f->tif, TAG_EXTRASAMPLES, &count, &extra) && count >= 1 && extra) {
+        for (uint16_t i = 0; i < count && l->colors + i < l->samples; i++) {
+            if (extra[i] == EXTRASAMPLE_ASSOCALPHA || extra[i] == EXTRASAMPLE_UNASSALPHA) {
+                alpha_index = i;
+                break;
+            }
+        }
+    }
+    if (packed && alpha_index <= 0) return 0;  // 1/2/4/8-bit unsigned gray and RGB: libtiff's RGBA interface matches
     l->planes = planar == PLANARCONFIG_SEPARATE ? l->samples : 1;
     l->kept = l->colors;
-    if (l->samples > l->colors && api->get_field(f->tif, TAG_EXTRASAMPLES, &count, &extra) && count >= 1 && extra) {
-        l->alpha = f->straight_alpha ? 1 : extra[0] == EXTRASAMPLE_ASSOCALPHA ? 2 : 0;
-        if (l->alpha) l->kept = l->colors + 1;
+    if (alpha_index >= 0) {
+        // An unassociated first extra sample was relabelled associated for libtiff (cic_tiff.c): straight_alpha says so.
+        int straight = alpha_index == 0 ? f->straight_alpha : extra[alpha_index] == EXTRASAMPLE_UNASSALPHA;
+        l->alpha = straight ? 1 : 2;
+        l->alpha_sample = (uint16_t)(l->colors + alpha_index);
+        l->kept = l->colors + 1;
     }
     l->tiled = api->is_tiled(f->tif);
     uint32_t rows = height;
@@ -123,9 +138,9 @@ static uint64_t raw_sample(const uint8_t *row, size_t index, uint16_t bits) {
     }
 }
 
-// The display rule (Docs/Decoding.md): unsigned depths below 8 bits scaled to 0...255, 8 bits and more keep their
-// top 8 bits (as 16-bit PNG and Pillow); signed samples clamp below 0 and scale their positive range; floats clamp
-// to 0...1 and round (Pillow's F -> L rounding).
+// The display rule (Docs/Decoding.md): integer depths below 8 bits scaled to 0...255, 8 bits and more keep their
+// top 8 bits (as 16-bit PNG and Pillow), signed ones read as unsigned; floats clamp to 0...1 and round (Pillow's
+// F -> L rounding).
 static uint8_t to8(uint64_t raw, uint16_t bits, uint16_t format) {
     if (format == SAMPLEFORMAT_IEEEFP) {
         double v;
@@ -135,15 +150,8 @@ static uint8_t to8(uint64_t raw, uint16_t bits, uint16_t format) {
         if (!(v > 0)) return 0;  // NaN too
         return v >= 1 ? 255 : (uint8_t)(v * 255 + 0.5);
     }
-    if (format == SAMPLEFORMAT_INT) {
-        int64_t v = (int64_t)(raw << (64 - bits)) >> (64 - bits);
-        if (v <= 0) return 0;
-        if (bits <= 8) {
-            int64_t top = ((int64_t)1 << (bits - 1)) - 1;
-            return (uint8_t)((v * 255 + (top - 1) / 2) / top);
-        }
-        return (uint8_t)(v >> (bits - 9));
-    }
+    // Signed samples: their bits read as unsigned, as libtiff's RGBA interface and Pillow show them (0 black, the
+    // positive range up to the middle grey, negative values above it).
     if (bits < 8) {
         uint32_t top = (1u << bits) - 1;
         return (uint8_t)(((uint32_t)raw * 255 + top / 2) / top);
@@ -159,24 +167,37 @@ static uint8_t lab8(uint64_t raw, uint16_t bits, uint16_t sample, int lab) {
 
 // MARK: - Reading
 
+// The sample of a pixel that goes to kept slot `slot`: the colours in order, then the alpha (wherever it is).
+static uint16_t source_sample(const sample_layout *l, uint16_t slot) {
+    return slot < l->colors ? slot : l->alpha_sample;
+}
+
 // Copies one decoded segment (a strip or tile of one plane) into the interleaved 8-bit samples. 8-, 16- and
 // 32-bit float samples (the common layouts) take loops of their own; every other layout reads sample by sample.
 static void place(const sample_layout *l, const uint8_t *seg, size_t seg_bytes, uint8_t *block, uint32_t width,
                   uint32_t rows, uint32_t x0, uint16_t plane) {
     uint16_t per_pixel = l->planes == 1 ? l->samples : 1;
-    uint16_t first = l->planes == 1 ? 0 : plane;  // the sample this segment's first value belongs to
-    uint16_t count = l->planes == 1 ? (l->kept < per_pixel ? l->kept : per_pixel) : (plane < l->kept ? 1 : 0);
+    // Contiguous: every kept slot from its sample of the pixel. Planar: this plane's sample goes to one slot, or
+    // to none (an extra sample that is not the alpha).
+    uint16_t first_slot = 0, count = l->kept;
+    if (l->planes > 1) {
+        if (plane < l->colors) first_slot = plane;
+        else if (l->alpha && plane == l->alpha_sample) first_slot = l->colors;
+        else return;
+        count = 1;
+    }
+    uint16_t from[MAX_SAMPLES];  // for each slot written, its sample's offset within the pixel (or plane)
+    for (uint16_t s = 0; s < count; s++) from[s] = l->planes > 1 ? 0 : source_sample(l, s);
     size_t row_bytes = ((size_t)l->block_width * per_pixel * l->bits + 7) / 8;
     uint32_t columns = width - x0 < l->block_width ? width - x0 : l->block_width;
     int plain = !l->lab && (l->format == SAMPLEFORMAT_UINT || (l->format == SAMPLEFORMAT_IEEEFP && l->bits == 32));
-    if (count == 0) return;
     for (uint32_t y = 0; y < rows; y++) {
         if ((y + 1) * row_bytes > seg_bytes) return;  // a short last segment: the rest stays blank
         const uint8_t *row = seg + y * row_bytes;
-        uint8_t *to = block + ((size_t)y * width + x0) * l->kept + first;
+        uint8_t *to = block + ((size_t)y * width + x0) * l->kept + first_slot;
         if (plain && l->bits == 8) {
             for (uint32_t x = 0; x < columns; x++, row += per_pixel, to += l->kept)
-                for (uint16_t s = 0; s < count; s++) to[s] = row[s];
+                for (uint16_t s = 0; s < count; s++) to[s] = row[from[s]];
         } else if (plain && l->bits == 16) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
             const uint8_t *high = row;      // host order: the high byte first
@@ -184,20 +205,20 @@ static void place(const sample_layout *l, const uint8_t *seg, size_t seg_bytes, 
             const uint8_t *high = row + 1;  // host order: the high byte second
 #endif
             for (uint32_t x = 0; x < columns; x++, high += 2 * per_pixel, to += l->kept)
-                for (uint16_t s = 0; s < count; s++) to[s] = high[2 * s];
+                for (uint16_t s = 0; s < count; s++) to[s] = high[2 * from[s]];
         } else if (plain && l->bits == 32 && l->format == SAMPLEFORMAT_IEEEFP) {
             for (uint32_t x = 0; x < columns; x++, row += 4 * per_pixel, to += l->kept) {
                 for (uint16_t s = 0; s < count; s++) {
                     float v;
-                    memcpy(&v, row + 4 * s, 4);
+                    memcpy(&v, row + 4 * from[s], 4);
                     to[s] = !(v > 0) ? 0 : v >= 1 ? 255 : (uint8_t)((double)v * 255 + 0.5);  // as to8
                 }
             }
         } else {
             for (uint32_t x = 0; x < columns; x++, to += l->kept) {
                 for (uint16_t s = 0; s < count; s++) {
-                    uint64_t raw = raw_sample(row, (size_t)x * per_pixel + s, l->bits);
-                    uint16_t sample = first + s;
+                    uint64_t raw = raw_sample(row, (size_t)x * per_pixel + from[s], l->bits);
+                    uint16_t sample = l->planes > 1 ? plane : from[s];
                     to[s] = l->lab && sample < 3 ? lab8(raw, l->bits, sample, l->lab) : to8(raw, l->bits, l->format);
                 }
             }

@@ -28,11 +28,17 @@ import TestRequirements
         #expect(gray(try coder.decode(file, options: ImageDecodingOptions())) == [0, 0, 1, 128, 255])
     }
 
-    @Test func signedSamplesAreBlackBelowZeroAndScaleTheirPositiveRange() throws {
-        let values: [Int16] = [-32768, -1, 0, 128, 32767]
+    /// Signed samples show as libtiff's RGBA interface and Pillow show them: their bits read as unsigned, so the
+    /// positive range reaches mid-grey (it used to be stretched to white: twice as bright as both).
+    @Test func signedSamplesAreReadAsTheirUnsignedBits() throws {
+        let values: [Int16] = [-32768, -1, 0, 256, 32767]
         let data = values.flatMap { value in withUnsafeBytes(of: value.littleEndian) { Array($0) } }
         let file = TIFFBuilder.file(width: values.count, height: 1, bitsPerSample: [16], photometric: 1, sampleFormat: 2, data: data)
-        #expect(gray(try coder.decode(file, options: ImageDecodingOptions())) == [0, 0, 0, 1, 255])
+        #expect(gray(try coder.decode(file, options: ImageDecodingOptions())) == [128, 255, 0, 1, 127])
+        let bytes: [Int8] = [-128, -1, 0, 1, 127]
+        let file8 = TIFFBuilder.file(width: bytes.count, height: 1, bitsPerSample: [8], photometric: 1, sampleFormat: 2,
+                                     data: bytes.map { UInt8(bitPattern: $0) })
+        #expect(gray(try coder.decode(file8, options: ImageDecodingOptions())) == [128, 255, 0, 1, 127])
     }
 
     @Test func twelveBitCMYKIsReadAndConvertedLikePillow() throws {

@@ -30,6 +30,13 @@ extension Requirement {
     public static let libtiff = Requirement("libtiff", install: "apt-get install libtiff6") {
         TIFFCoder().unavailableReason
     }
+    public static let libjxl = Requirement("libjxl", install: "apt-get install libjxl0.7") {
+        JXLCoder().unavailableReason
+    }
+    /// libjxl's command-line encoder and decoder, which make the JPEG XL test files and their references.
+    public static let jxlTools = Requirement("cjxl and djxl", install: "apt-get install libjxl-tools") {
+        ["cjxl", "djxl"].first { Executables.find($0) == nil }.map { "no \($0) on PATH" }
+    }
     public static let lcms2 = Requirement("lcms2", install: "apt-get install liblcms2-2") {
         ColorManagement.unavailableReason
     }

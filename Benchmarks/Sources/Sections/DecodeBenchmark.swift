@@ -62,6 +62,8 @@ struct DecodeBenchmark {
         report.headline("png_decode_ms", section: s, label: "4 MP PNG (2304×1728 RGB), ImageCodersManager", unit: "ms", png)
         pillow(fixtures.png4MP, mode: .full, ours: png, name: "png", label: "4 MP PNG")
 
+        try JXLDecodeBenchmark(context: context).run()
+
         // Every frame composited up front (.preloadAllFrames), as Pillow's every-frame loop does.
         let gif = try decodeMs(fixtures.animatedGIF, options: ImageDecodingOptions(preloadAllFrames: true))
         report.detail("gif_decode_ms", section: s, label: "animated GIF (245×245, 42 frames), all frames", unit: "ms", gif)

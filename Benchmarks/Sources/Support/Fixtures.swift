@@ -12,6 +12,8 @@ import Foundation
 /// - `small/jpg/NNNN.jpg`, `small/png/NNNN.png`: about 30 KB each, crops of the photo (50 distinct crops,
 ///   repeated under distinct names).
 /// - `tiny.jpg`: 8×8, to measure `djpeg`'s process start-up cost.
+/// - `large.jxl`: the photo as a lossy JPEG XL (`cjxl -d 1` from its pixels, not a JPEG transcode), when cjxl is
+///   installed.
 struct Fixtures {
     static let smallTargetBytes = 30 * 1024
     static let distinctSmallImages = 50
@@ -24,6 +26,7 @@ struct Fixtures {
     var png4MP: URL { www.appendingPathComponent("photo-4mp.png") }
     var animatedGIF: URL { www.appendingPathComponent("animated.gif") }
     var tinyJPEG: URL { directory.appendingPathComponent("tiny.jpg") }
+    var largeJXL: URL { directory.appendingPathComponent("large.jxl") }
 
     /// Server path of small image `index` in `format` ("jpg" or "png").
     /// Zero-padded without `String(format:)`: the Swift clients build every URL with this, and under callgrind
@@ -80,6 +83,10 @@ struct Fixtures {
         try replace(png4MP, with: encodePNG(crop))
 
         try writeTinyJPEG()
+        if ChildProcess.exists("cjxl") {
+            log("encoding the photo as JPEG XL")
+            try run(["cjxl", "--lossless_jpeg=0", "-d", "1", "--quiet", photo.path, largeJXL.path])
+        }
         try writeSmallImages(from: full, count: max(1, smallCount), log: log)
     }
 

@@ -13,6 +13,7 @@ const char *cic_libpng_version(void);
 #include "cic_heif.h"
 #include "cic_avif.h"
 #include "cic_tiff.h"
+#include "cic_jxl.h"
 #include "cic_lcms.h"
 #include "cic_color.h"
 #include "cic_lab.h"

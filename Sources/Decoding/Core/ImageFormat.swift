@@ -3,6 +3,8 @@ import Foundation
 /// An image container format, recognised by content ("sniffing"), never by file name or MIME type.
 public enum ImageFormat: String, Sendable, CaseIterable {
     case jpeg, png, gif, webp, bmp, tiff, heic, heif, avif, ico, undefined
+    /// JPEG XL: a bare codestream or the ISOBMFF-style container.
+    case jxl
 
     /// Identifies the format from the first bytes of `data` (a prefix of 32 bytes is enough).
     public init(sniffing data: Data) {
@@ -22,6 +24,7 @@ public enum ImageFormat: String, Sendable, CaseIterable {
         case .heif: return "image/heif"
         case .avif: return "image/avif"
         case .ico: return "image/x-icon"
+        case .jxl: return "image/jxl"
         case .undefined: return nil
         }
     }
@@ -40,6 +43,8 @@ public enum ImageFormat: String, Sendable, CaseIterable {
             b.count >= offset + sig.count && Array(b[offset..<offset + sig.count]) == sig
         }
         if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
+        // JPEG XL: the bare codestream, or the container's signature box ("JXL " in a 12-byte box).
+        if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C] + Array("JXL ".utf8) + [0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
         if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }

@@ -41,7 +41,8 @@ struct DecodeReport {
 
     /// `{"file", "format", "width", "height", "frames", "duration", "loop_count", "orientation", "color",
     /// "color_detail", "icc_profile_bytes", "incomplete", "error"}` in that order ("duration": seconds of one loop,
-    /// null for a still image; "loop_count": plays of an animation, 0 forever, null for a still image; "color": "sRGB", "converted" or "not converted"; "incomplete": true when the data ends early
+    /// null for a still image; "loop_count": how many times an animation plays, 0 for forever, null for a still
+    /// image; "color": "sRGB", "converted" or "not converted"; "incomplete": true when the data ends early
     /// and only part of the image was decoded, as the plain line says); values that do not apply are null
     /// (format is null when the content is not a known image format, incomplete when nothing was decoded).
     var json: JSONValue {

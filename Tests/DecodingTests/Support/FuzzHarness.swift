@@ -8,6 +8,7 @@ let fuzzPixelLimit = 4_000_000
 
 enum FuzzTarget: String, CaseIterable {
     case png, gif, bmp, ico, jpeg, webp, tiff, heif, avif, exif, sniff, any, icc
+    case jxl
 
     var coder: (any ImageCoder)? {
         switch self {
@@ -20,6 +21,7 @@ enum FuzzTarget: String, CaseIterable {
         case .tiff: return TIFFCoder()
         case .heif: return HEIFCoder()
         case .avif: return AVIFCoder()
+        case .jxl: return JXLCoder()
         case .exif, .sniff, .any, .icc: return nil
         }
     }

@@ -64,7 +64,7 @@ def make():
             entry["width"], entry["height"], entry["sha256_rgba"] = pillow
         if "managed" in info:  # the colour-managed decode's reference (ImageDecodingOptions.convertToSRGB)
             entry["managed_sha256_rgba"] = hashlib.sha256(info["managed"]).hexdigest()
-        for flag in ("lab", "lossless_jpeg"):
+        for flag in ("lab",):
             if info.get(flag):
                 entry[flag] = True
         files[name] = entry

@@ -17,8 +17,10 @@ public struct ICOCoder: ImageCoder {
         let directory = try ICODirectory(data)
         let entry = directory.largestEntry()
         guard entry.offset < data.count else { throw ImageDecodingError.truncated }
-        let end = entry.offset + min(entry.size, data.count - entry.offset)
-        let payload = data.subdata(in: (data.startIndex + entry.offset)..<(data.startIndex + end))
+        // The entry runs to the end of the file: its stated length is not trusted (writers get it wrong, too
+        // small or zero as often as too large). The PNG and DIB decoders find their own end, as Pillow's and
+        // Chromium's icon readers let them.
+        let payload = data.subdata(in: (data.startIndex + entry.offset)..<data.endIndex)
         switch ImageFormat(sniffing: payload) {
         case .png:
             return try decodePNG(payload, options: options)
@@ -63,7 +65,7 @@ public struct ICOCoder: ImageCoder {
 /// The ICONDIR header and its 16-byte entries.
 struct ICODirectory {
     struct Entry {
-        let width: Int, height: Int, bitCount: Int, size: Int, offset: Int
+        let width: Int, height: Int, bitCount: Int, offset: Int
     }
 
     let entries: [Entry]
@@ -86,10 +88,10 @@ struct ICODirectory {
             let b = ByteReader(bytes: raw)
             for i in 0..<count {
                 let o = 6 + i * 16
-                guard let w = b.u8(o), let h = b.u8(o + 1), let bits = b.u16(o + 6),
-                      let size = b.u32(o + 8), let offset = b.u32(o + 12) else { break }
+                // Bytes 8-11 (the entry's length) are not used: see `decode`.
+                guard let w = b.u8(o), let h = b.u8(o + 1), let bits = b.u16(o + 6), let offset = b.u32(o + 12) else { break }
                 entries.append(Entry(width: w == 0 ? 256 : w, height: h == 0 ? 256 : h,
-                                     bitCount: type == 2 ? 0 : bits, size: Int(size), offset: Int(offset)))
+                                     bitCount: type == 2 ? 0 : bits, offset: Int(offset)))
             }
         }
         guard !entries.isEmpty else { throw ImageDecodingError.truncated }

@@ -2,7 +2,8 @@ import CImageCodecs
 import Foundation
 
 /// JPEG through the system's libjpeg-turbo: baseline, progressive, arithmetic-coded, restart markers, every
-/// chroma subsampling, grayscale, CMYK/YCCK (Adobe inverted CMYK, no colour management). Output uses libjpeg's
+/// chroma subsampling, grayscale, CMYK/YCCK (Adobe inverted CMYK, no colour management); lossless (SOF3) by
+/// libjpeg-turbo 3.0+, or by `LosslessJPEGDecoder` where the linked libjpeg refuses it. Output uses libjpeg's
 /// accurate integer IDCT with fancy upsampling, so pixels match other libjpeg-turbo decoders bit for bit.
 ///
 /// - Thumbnails and `scaleDownLimitBytes` use libjpeg's DCT scaling (1/2, 1/4, 1/8) first, never below the
@@ -33,6 +34,14 @@ public struct JPEGCoder: ProgressiveImageCoder {
             }
             return image
         }
+        do {
+            return try decodeWithLibjpeg(data, options: options)
+        } catch is LosslessJPEGRefused {
+            return try LosslessJPEGDecoder(options: options).decode(data)
+        }
+    }
+
+    private func decodeWithLibjpeg(_ data: Data, options: ImageDecodingOptions) throws -> DecodedImage {
         let jpeg = try JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
         return try data.withUnsafeBytes { bytes in
             jpeg.setBorrowedInput(bytes)

@@ -197,9 +197,10 @@ final class JPEGDecompressor {
         return ImageScaler.resize(image, width: target.width, height: target.height)
     }
 
-    /// A frame type the linked libjpeg refused at its SOF marker: lossless JPEG (SOF3) before libjpeg-turbo 3.0,
-    /// or a hierarchical one, which libjpeg-turbo never decodes. The refusal itself is the run-time capability
-    /// check: a libjpeg-turbo 3.0+ at run time decodes SOF3 and never gets here.
+    /// A frame type the linked libjpeg refused at its SOF marker: arithmetic-coded lossless JPEG (SOF11) before
+    /// libjpeg-turbo 3.0, or a hierarchical one, which libjpeg-turbo never decodes. The refusal itself is the
+    /// run-time capability check: a libjpeg-turbo 3.0+ at run time decodes lossless JPEG and never gets here.
+    /// (Huffman-coded lossless, SOF3, refused by libjpeg, goes to `LosslessJPEGDecoder` instead.)
     static func unsupportedProcess(marker: Int) -> UnsupportedImageFeature {
         let sof = "SOF\(marker - 0xC0)"
         switch marker {
@@ -232,7 +233,10 @@ final class JPEGDecompressor {
             // libjpeg's memory cap (derived from the pixel limit) refused its buffers.
             throw ImageDecodingError.tooLarge(width: width, height: height)
         case CIC_JPEG_FAIL_UNSUPPORTED_PROCESS:
-            throw Self.unsupportedProcess(marker: Int(cic_jpeg_decoder_unsupported_sof(handle)))
+            let marker = Int(cic_jpeg_decoder_unsupported_sof(handle))
+            // Huffman-coded lossless: the package decodes it itself (LosslessJPEGDecoder).
+            if marker == 0xC3 { throw LosslessJPEGRefused() }
+            throw Self.unsupportedProcess(marker: marker)
         default:
             throw ImageDecodingError.corrupt(message.isEmpty ? "JPEG decoding failed" : message)
         }

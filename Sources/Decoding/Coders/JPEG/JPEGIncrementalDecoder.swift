@@ -12,6 +12,8 @@ import Foundation
 ///   a caller asking after every chunk gets a handful of passes, not one per scan.
 /// - Arithmetic-coded: libjpeg cannot suspend inside those scans, so the bytes are buffered until
 ///   `isFinal` and decoded in one go.
+/// - Lossless (SOF3) that the linked libjpeg refuses: the bytes are buffered (those before the frame header are
+///   kept until libjpeg has read it) and decoded at the end by `LosslessJPEGDecoder`, as `JPEGCoder.decode` does.
 ///
 /// After `append(_:isFinal: true)` the image equals `JPEGCoder.decode` of the same bytes, truncated
 /// files included (same libjpeg state, same gray fill).
@@ -29,6 +31,11 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
     /// Bytes appended so far, and how many there were when the last preview pass was rendered (0: none yet).
     private var bytesAppended = 0
     private var bytesAtLastPass = 0
+    /// Every byte until libjpeg has read the frame header (nil after): a lossless file libjpeg refuses starts over
+    /// from them in Swift.
+    private var headerBytes: Data? = Data()
+    /// A lossless file decoded in Swift at the end: every byte so far.
+    private var losslessBytes: Data?
 
     init(options: ImageDecodingOptions) {
         self.options = options
@@ -39,12 +46,25 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         // Finished early (EOI, or every row decoded): later bytes are ignored, as a one-shot decode ignores them.
         guard finalImage == nil else { return }
         do {
+            if losslessBytes != nil {
+                losslessBytes?.append(data)
+                if isFinal, let bytes = losslessBytes { try finishLossless(bytes) }
+                return
+            }
+            headerBytes?.append(data)
             let jpeg = try self.jpeg ?? JPEGDecompressor(maximumPixelCount: options.maximumPixelCount)
             self.jpeg = jpeg
             try data.withUnsafeBytes { try jpeg.append($0) }
             bytesAppended += data.count
             if isFinal { jpeg.setFinal() }
-            try advance(jpeg, isFinal: isFinal)
+            do {
+                try advance(jpeg, isFinal: isFinal)
+            } catch is LosslessJPEGRefused {
+                losslessBytes = headerBytes
+                headerBytes = nil
+                self.jpeg = nil
+                if isFinal, let bytes = losslessBytes { try finishLossless(bytes) }
+            }
         } catch {
             fail(error)
             throw error
@@ -89,6 +109,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             width = size.width
             height = size.height
             header = parsed
+            headerBytes = nil
         }
         guard let header else { return }
         if header.isArithmetic && !isFinal { return }
@@ -120,6 +141,11 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         }
     }
 
+    private func finishLossless(_ bytes: Data) throws {
+        finalImage = try LosslessJPEGDecoder(options: options).decode(bytes)
+        losslessBytes = nil
+    }
+
     private func fail(_ error: any Error) {
         failure = error
         release()
@@ -128,5 +154,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
     private func release() {
         jpeg = nil
         pixels = []
+        headerBytes = nil
+        losslessBytes = nil
     }
 }

@@ -152,3 +152,54 @@ def _cur_two_sizes(path):
     small, _ = _icon_dib(1, w=16, h=16)
     large, _ = _icon_dib(1)
     open(path, "wb").write(ico_file([(16, 16, 1, 1, small), (W, H, 2, 3, large)], kind=2))
+
+
+# The directory's stated length is not used (issue 41, point 6): Pillow and Chromium read an entry from its offset,
+# and writers get the length wrong (too small, zero, past the end of the file).
+def _ico_stated_length(entry_payload, stated):
+    return struct.pack("<HHH", 0, 1, 1) + struct.pack("<BBBBHHII", W, H, 0, 0, 1, 32, stated, 22) + entry_payload
+
+
+@variant("ico-dib32-stated-length-too-small.ico")
+def _ico_short_length(path):
+    payload, ref = _icon_dib(32)
+    open(path, "wb").write(_ico_stated_length(payload, 40))
+
+
+@variant("ico-dib8-stated-length-past-end.ico")
+def _ico_long_length(path):
+    payload, ref = _icon_dib(8)
+    open(path, "wb").write(_ico_stated_length(payload, len(payload) + 4096))
+    return {"reference": ref, "why": "AND mask as alpha (Windows and browsers); Pillow applies it too"}
+
+
+@variant("ico-png-stated-length-zero.ico")
+def _ico_png_zero_length(path):
+    from PIL import Image
+    im = Image.frombytes("RGBA", (W, H), bytes(c for y, row in enumerate(rgb_pattern())
+                                                for x, px in enumerate(row) for c in px + (alpha_pattern()[y][x],)))
+    buf = io.BytesIO()
+    im.save(buf, "PNG")
+    open(path, "wb").write(_ico_stated_length(buf.getvalue(), 0))
+
+
+# 1-bit cursors whose palette is not black and white (issue 41, point 6): the AND mask still makes the masked pixels
+# transparent (Windows, browsers); Pillow masks only 1-bit cursors it reads as black and white ("1" mode) and shows
+# these opaque, mask ignored.
+for _palette, _name in (([(255, 255, 255), (0, 0, 0)], "white-black"), ([(0, 0, 255), (255, 255, 0)], "blue-yellow")):
+    def _make(path, palette=_palette):
+        payload, ref = _icon_dib(1)
+        patched = bytearray(payload)
+        patched[40:48] = bytes(c for r, g, b in palette for c in (b, g, r, 0))
+        open(path, "wb").write(ico_file([(W, H, 3, 4, bytes(patched))], kind=2))
+        black_white = [(0, 0, 0), (255, 255, 255)]
+        out = bytearray()
+        for i in range(0, len(ref), 4):
+            r, g, b, a = ref[i:i + 4]
+            colour = palette[black_white.index((r, g, b))] if a else (0, 0, 0)
+            out += bytes(colour) + bytes([a])
+        return {"reference": bytes(out),
+                "why": "a 1-bit cursor's AND mask makes its masked pixels transparent black whatever its palette "
+                       "(Windows, browsers); Pillow shows a cursor whose palette is not black and white opaque, "
+                       "without its mask"}
+    variant(f"cur-dib1-palette-{_name}.cur")(_make)

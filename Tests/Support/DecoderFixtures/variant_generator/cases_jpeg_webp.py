@@ -143,9 +143,156 @@ def _jpeg_lossless(path):
     rows = rgb_pattern()
     flat = [c for row in rows for px in row for c in px]
     open(path, "wb").write(lossless_jpeg(flat, W, H, 3))
-    return {"reference": rgba_bytes([[px + (255,) for px in row] for row in rows]), "lossless_jpeg": True,
-            "why": "lossless: the written samples (libjpeg-turbo 3.0+ decodes SOF3; before 3.0 it is a typed "
-                   "unsupported-feature error)"}
+    return {"reference": rgba_bytes([[px + (255,) for px in row] for row in rows]),
+            "why": "lossless: the written samples (libjpeg-turbo 3.0+ decodes SOF3, and the package's own decoder "
+                   "where the linked libjpeg is older)"}
+
+
+# Lossless JPEG of every kind libjpeg-turbo 3.0 writes or reads (issue 41, point 6: Debian's libjpeg-turbo 2.1.5
+# refuses them all; the package decodes SOF3 itself).
+_LL_BITS = [0, 1, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]  # 17 symbols (SSSS 0...16), no all-ones code
+
+
+def lossless_jpeg_general(planes, w, h, precision=8, predictor=1, pt=0, restart=0, interleaved=True, app=b""):
+    """A lossless JPEG (SOF3) of `planes` (one list of w*h samples per component, already < 2^precision and
+    with their low `pt` bits zero), any predictor 1-7, point transform, restart interval (in MCUs) and
+    interleaved or one scan per component; `app` goes after SOI (a JFIF or Adobe segment)."""
+    vals = list(range(17))
+    codes, code, k = {}, 0, 0
+    for length in range(1, 17):
+        for _ in range(_LL_BITS[length - 1]):
+            codes[vals[k]] = (code, length)
+            code += 1
+            k += 1
+        code <<= 1
+    n_comp = len(planes)
+    out = bytearray(b"\xFF\xD8") + app
+    out += b"\xFF\xC3" + struct.pack(">HBHHB", 8 + 3 * n_comp, precision, h, w, n_comp)
+    for c in range(n_comp):
+        out += bytes([c + 1, 0x11, 0])
+    out += b"\xFF\xC4" + struct.pack(">H", 2 + 1 + 16 + len(vals)) + b"\x00" + bytes(_LL_BITS) + bytes(vals)
+    if restart:
+        out += b"\xFF\xDD" + struct.pack(">HH", 4, restart)
+    scans = [list(range(n_comp))] if interleaved else [[c] for c in range(n_comp)]
+    shifted = [[v >> pt for v in plane] for plane in planes]
+    for comps in scans:
+        out += b"\xFF\xDA" + struct.pack(">HB", 6 + 2 * len(comps), len(comps))
+        for c in comps:
+            out += bytes([c + 1, 0x00])
+        out += bytes([predictor, 0, pt])
+        state = {"acc": 0, "n": 0}
+        data = bytearray()
+
+        def put(value, length):
+            state["acc"] = (state["acc"] << length) | value
+            state["n"] += length
+            while state["n"] >= 8:
+                byte = (state["acc"] >> (state["n"] - 8)) & 0xFF
+                data.append(byte)
+                if byte == 0xFF:
+                    data.append(0)
+                state["n"] -= 8
+            state["acc"] &= (1 << state["n"]) - 1
+
+        def flush():
+            if state["n"]:
+                put((1 << (8 - state["n"])) - 1, 8 - state["n"])
+
+        mcus, rst, start = 0, 0, (0, 0)
+        for y in range(h):
+            for x in range(w):
+                if restart and mcus and mcus % restart == 0:
+                    flush()
+                    data += bytes([0xFF, 0xD0 + rst % 8])
+                    rst += 1
+                    start = (x, y)
+                for c in comps:
+                    p = shifted[c]
+                    if y == start[1]:
+                        pred = (1 << (precision - pt - 1)) if x == start[0] else p[y * w + x - 1]
+                    elif x == 0:
+                        pred = p[(y - 1) * w]
+                    else:
+                        a, b, cc = p[y * w + x - 1], p[(y - 1) * w + x], p[(y - 1) * w + x - 1]
+                        pred = [None, a, b, cc, a + b - cc, a + ((b - cc) >> 1), b + ((a - cc) >> 1), (a + b) >> 1][predictor]
+                    diff = ((p[y * w + x] - pred + 32768) % 65536) - 32768
+                    size = 0 if diff == 0 else (16 if diff == -32768 else abs(diff).bit_length())
+                    code_, length = codes[size]
+                    put(code_, length)
+                    if size and size < 16:
+                        put(diff if diff > 0 else diff + (1 << size) - 1, size)
+                mcus += 1
+        flush()
+        out += data
+    return bytes(out + b"\xFF\xD9")
+
+
+def _ll_plane(w, h, precision, pt, salt):
+    top = (1 << precision) - 1
+    plane = []
+    for y in range(h):
+        for x in range(w):
+            v = ((x * (37 + salt) + y * (23 + 3 * salt) + salt * 50) % 256) * top // 255
+            v ^= (x * 7 + y * 13 + salt) % max(1, (top + 1) // 256)  # low bits that differ from the high ones
+            plane.append((v >> pt) << pt)
+    return plane
+
+
+def _ll_reference(planes, precision, ycbcr=False):
+    def to8(v):
+        if precision == 8:
+            return v
+        if precision > 8:
+            return v >> (precision - 8)
+        m = (1 << precision) - 1
+        return (v * 255 + m // 2) // m
+    out = bytearray()
+    for i in range(len(planes[0])):
+        if len(planes) == 1:
+            g = to8(planes[0][i])
+            out += bytes([g, g, g, 255])
+        else:
+            out += bytes([to8(p[i]) for p in planes] + [255])
+    return bytes(out)
+
+
+for _name, _comps, _prec, _pred, _pt, _restart, _inter in (
+        ("gray8-predictor2", 1, 8, 2, 0, 0, True), ("gray8-predictor3", 1, 8, 3, 0, 0, True),
+        ("gray8-predictor4", 1, 8, 4, 0, 0, True), ("gray8-predictor5", 1, 8, 5, 0, 0, True),
+        ("gray8-predictor6", 1, 8, 6, 0, 0, True), ("rgb8-predictor7-restart", 3, 8, 7, 0, 2 * W, True),
+        ("rgb8-predictor4-scan-per-component", 3, 8, 4, 0, 0, False), ("gray8-point-transform2", 1, 8, 1, 2, 0, True),
+        ("gray12", 1, 12, 6, 0, 0, True), ("rgb16-predictor5", 3, 16, 5, 0, W, True), ("gray4", 1, 4, 1, 0, 0, True)):
+    def _make(path, comps=_comps, prec=_prec, pred=_pred, pt=_pt, restart=_restart, inter=_inter):
+        planes = [_ll_plane(W, H, prec, pt, c) for c in range(comps)]
+        open(path, "wb").write(lossless_jpeg_general(planes, W, H, prec, pred, pt, restart, inter))
+        return {"reference": _ll_reference(planes, prec),
+                "why": "lossless: the written samples" + (" (8-bit: Pillow's libjpeg-turbo 3 gives the same)" if prec == 8 else
+                       f", {prec}-bit samples to 8 bits as every format here ({'top 8 bits' if prec > 8 else 'scaled'}); "
+                       "Pillow decodes 8-bit lossless only")}
+    variant(f"jpeg-lossless-{_name}.jpg")(_make)
+
+
+@variant("jpeg-lossless-ycbcr-jfif.jpg")
+def _jpeg_lossless_jfif(path):
+    # A JFIF marker makes three components YCbCr for libjpeg, even lossless: Pillow (libjpeg-turbo 3) converts them.
+    planes = [_ll_plane(W, H, 8, 0, c) for c in range(3)]
+    jfif = b"\xFF\xE0" + struct.pack(">H", 16) + b"JFIF\0" + bytes([1, 1, 0, 0, 1, 0, 1, 0, 0])
+    open(path, "wb").write(lossless_jpeg_general(planes, W, H, app=jfif))
+
+    def fix(x):
+        return int(x * 65536 + 0.5)
+
+    def clamp(v):
+        return min(max(v, 0), 255)
+    out = bytearray()
+    for y, cb, cr in zip(*planes):
+        r = y + ((fix(1.40200) * (cr - 128) + 32768) >> 16)
+        g = y + ((-fix(0.34414) * (cb - 128) + 32768 - fix(0.71414) * (cr - 128)) >> 16)
+        b = y + ((fix(1.77200) * (cb - 128) + 32768) >> 16)
+        out += bytes([clamp(r), clamp(g), clamp(b), 255])
+    return {"reference": bytes(out),
+            "why": "YCbCr (the JFIF marker says so) converted to RGB with libjpeg's integer formula; libjpeg-turbo 3.0, "
+                   "and so Pillow, refuses colour conversion in lossless mode"}
 
 
 # WebP ------------------------------------------------------------------------------------------------------

@@ -74,7 +74,8 @@ for _bits, _fmt, _be in ((8, "int", False), (16, "int", False), (32, "int", True
     def _make(path, bits=_bits, fmt=_fmt, be=_be):
         rows = _gray_tiff(path, bits, fmt, big_endian=be)
         return {"reference": _gray_ref(rows, bits, fmt),
-                "why": "signed samples: below 0 is black, the positive range scaled" if fmt == "int" else
+                "why": "signed samples read as their unsigned bits, top 8 bits (libtiff's RGBA interface, and Pillow at "
+                       "8 bits; Pillow clips wider ones in its I mode)" if fmt == "int" else
                        "float samples clamped to 0...1 and rounded to 8 bits (Pillow's F -> L rounding, on 0...1)"}
     variant(f"tiff-gray-{_fmt}{_bits}{'-be' if _be else ''}.tif")(_make)
 
@@ -363,3 +364,48 @@ def _cmyk_icc(path):
     srgb = ImageCms.profileToProfile(cmyk, ImageCms.ImageCmsProfile(io.BytesIO(profile)),
                                      ImageCms.createProfile("sRGB"), renderingIntent=0, outputMode="RGB")
     return {"managed": srgb.convert("RGBA").tobytes()}
+
+
+# Extra samples: the alpha is the first one marked as alpha, wherever it is (issue 41, point 6).
+def _extra_alpha_tiff(path, planar, spp, extra, bits=8, photometric=PHOTO_RGB):
+    colors = 1 if photometric == PHOTO_BLACK else 3
+    rows = samples(spp, bits)
+    tags = [(338, SHORT, extra)]
+    if planar == 2:
+        planes = [[[row[x * spp + c] for x in range(W)] for row in rows] for c in range(spp)]
+        data = b"".join(tiff_pack(p, bits) for p in planes)
+    else:
+        data = tiff_pack(rows, bits)
+    write_tiff(path, W, H, bits, spp, photometric, data, extra_tags=tags, rows_per_strip=4, planar=planar)
+    alpha_sample = colors + next(i for i, e in enumerate(extra) if e in (1, 2))
+    out = bytearray()
+    for row in rows:
+        for x in range(W):
+            px = row[x * spp:(x + 1) * spp]
+            rgb = [to8(v, bits) for v in px[:colors]] * (3 if colors == 1 else 1)
+            out += bytes(rgb + [to8(px[alpha_sample], bits)])
+    return out
+
+
+for _planar, _spp, _extra, _bits, _photo, _name in (
+        (2, 5, [0, 2], 8, PHOTO_RGB, "rgb8-planar-extra-then-alpha"),
+        (1, 5, [0, 2], 8, PHOTO_RGB, "rgb8-extra-then-alpha"),
+        (2, 5, [0, 2], 16, PHOTO_RGB, "rgb16-planar-extra-then-alpha"),
+        (2, 3, [0, 2], 8, PHOTO_BLACK, "gray8-planar-extra-then-alpha")):
+    def _make(path, planar=_planar, spp=_spp, extra=_extra, bits=_bits, photo=_photo):
+        return {"reference": bytes(_extra_alpha_tiff(path, planar, spp, extra, bits, photo)),
+                "why": "the alpha is the first extra sample marked as alpha (TIFF 6.0, ExtraSamples), here the second; "
+                       "libtiff's RGBA interface reads only the first extra sample (and takes an unspecified one as "
+                       "associated alpha), Pillow cannot open the file"}
+    variant(f"tiff-{_name}.tif")(_make)
+
+
+@variant("tiff-gray-alpha8-planar.tif")
+def _gray_alpha_planar(path):
+    rows = samples(2, 8)
+    planes = [[[row[x * 2 + c] for x in range(W)] for row in rows] for c in range(2)]
+    write_tiff(path, W, H, 8, 2, PHOTO_BLACK, b"".join(tiff_pack(p, 8) for p in planes),
+               extra_tags=[(338, SHORT, [2])], rows_per_strip=4, planar=2)
+    return {"reference": bytes(c for row in rows for x in range(W) for c in [row[2 * x]] * 3 + [row[2 * x + 1]]),
+            "why": "planar gray + unassociated alpha, kept straight (Pillow cannot open it; libtiff premultiplies, "
+                   "one level off after un-premultiplying)"}

@@ -9,15 +9,14 @@ from .writers import *
 
 def to8(v, bits, fmt="uint"):
     """One sample to 8 bits: below 8 bits scaled (v * 255 / max, rounded), 8 and more the top 8 bits; signed
-    samples clamp below 0 and scale their positive range; floats clamp 0...1 and round (Pillow's F -> L)."""
+    samples read as their unsigned bits (libtiff's RGBA interface and Pillow); floats clamp 0...1 and round
+    (Pillow's F -> L)."""
     if fmt == "float":
         if v != v or v <= 0:
             return 0
         return 255 if v >= 1 else int(v * 255 + 0.5)
     if fmt == "int":
-        if v <= 0:
-            return 0
-        return (v * 255 + ((1 << (bits - 1)) - 1) // 2) // ((1 << (bits - 1)) - 1) if bits <= 8 else v >> (bits - 9)
+        v &= (1 << bits) - 1
     if bits < 8:
         m = (1 << bits) - 1
         return (v * 255 + m // 2) // m

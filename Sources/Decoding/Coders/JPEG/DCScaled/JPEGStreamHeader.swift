@@ -27,9 +27,8 @@ struct JPEGStreamHeader {
     var orientation = ImageOrientation.up
     /// APP14 "Adobe" transform flag, when present (0: RGB or CMYK, 1: YCbCr, 2: YCCK).
     var adobeTransform: Int?
-    /// APP2 "ICC_PROFILE" chunks by sequence number (1-based), to be joined by `iccProfile`.
-    private var iccChunks: [Int: [UInt8]] = [:]
-    private var iccChunkCount = 0
+    /// APP2 "ICC_PROFILE" chunks, joined by `iccProfile`.
+    private var iccChunks = JPEGICCChunks()
     /// Where the entropy-coded data of the first scan starts.
     var scanDataOffset = 0
     /// Scan header of the first scan: components (indices into `components`), spectral range, approximation.
@@ -65,7 +64,7 @@ struct JPEGStreamHeader {
             case 0xE1:
                 if segment.count > 6, let value = EXIFOrientation.parse(segment) { header.orientation = value }
             case 0xE2:
-                header.addICCChunk(Array(segment))
+                header.iccChunks.add(Array(segment))
             case 0xEE:
                 let b = Array(segment)
                 if b.count >= 12, Array(b.prefix(5)) == Array("Adobe".utf8) { header.adobeTransform = Int(b[11]) }
@@ -81,19 +80,7 @@ struct JPEGStreamHeader {
     }
 
     /// The embedded ICC profile (every APP2 chunk present, joined in sequence order), or nil.
-    var iccProfile: [UInt8]? {
-        guard iccChunkCount > 0, iccChunks.count == iccChunkCount else { return nil }
-        return (1...iccChunkCount).reduce(into: [UInt8]()) { $0 += iccChunks[$1] ?? [] }
-    }
-
-    /// One APP2 segment: "ICC_PROFILE\0", sequence number, chunk count, data.
-    private mutating func addICCChunk(_ b: [UInt8]) {
-        guard b.count > 14, Array(b.prefix(12)) == Array("ICC_PROFILE".utf8) + [0] else { return }
-        let sequence = Int(b[12]), count = Int(b[13])
-        guard sequence >= 1, sequence <= count, iccChunkCount == 0 || iccChunkCount == count else { return }
-        iccChunkCount = count
-        iccChunks[sequence] = Array(b[14...])
-    }
+    var iccProfile: [UInt8]? { iccChunks.profile }
 
     private mutating func parseFrame(_ s: UnsafeRawBufferPointer.SubSequence, progressive: Bool) -> Bool {
         guard s.count >= 6 else { return false }
