@@ -35,6 +35,9 @@ import TestRequirements
         "pillow/g_rgb32bf.bmp":
             "bmpsuite's valid rgb32bf (a green mask not on a byte boundary): browsers decode it, Pillow refuses it "
             + "(BMPCoderTests.bitfieldMasksOfAnyWidthDecode)",
+        "sdwebimage/TestHDR.jxl":
+            "expected.json predates the JPEG XL decoder (issue 41): the file decodes and matches djxl "
+            + "(JXLConformanceTests.theCorpusFileMatchesDjxl)",
     ]
 
     /// Animation frames whose reference hash comes from a Pillow bug; we follow the format's specification.

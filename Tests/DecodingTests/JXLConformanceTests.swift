@@ -86,6 +86,21 @@ import TestRequirements
         }
     }
 
+    /// The shared corpus's one JPEG XL file (SDWebImage's TestHDR.jxl, 600x420): expected.json predates the JPEG XL
+    /// decoder and says "unsupported format" (CorpusConformanceTests.documentedDifferences); here it matches djxl.
+    @Test(.requires(.corpus)) func theCorpusFileMatchesDjxl() throws {
+        let folder = try JXLTestFiles.temporaryFolder()
+        defer { JXLTestFiles.remove(folder) }
+        let file = folder.appendingPathComponent("TestHDR.jxl")
+        try Corpus.data("sdwebimage/TestHDR.jxl").write(to: file)
+        let reference = try JXLTestFiles.reference(file, .png, in: folder)
+        let image = try ImageCodersManager.shared.decode(try Data(contentsOf: file))
+        #expect(image.format == .jxl && !image.isIncomplete)
+        try #require(image.width == 600 && image.height == 420 && reference.width == 600 && reference.height == 420)
+        let difference = PixelDifference(image.pixels, reference.frames[0])
+        #expect(difference.withinTolerance, "TestHDR.jxl: \(difference)")
+    }
+
     /// The animations keep their sources' frame timing (cjxl 0.7 drops loop counts: JXLCoderTests reads them from
     /// a file libjxl's encoder wrote).
     @Test func animationTimingComesFromTheSource() throws {

@@ -7,9 +7,10 @@ import Foundation
 /// layer over the limits before the other reaches that frame's data, and the pixel decoder, which decodes the
 /// first frame into a canvas of its own. `currentImage()` renders what has been decoded so far
 /// (`JxlDecoderFlushImage`: the groups and passes that arrived, the 1:8 DC image upsampled where only that
-/// arrived), lazily, when bytes arrived since the last render, and only while rendering has taken no more time
-/// than decoding: a render runs libjxl's whole rendering pipeline over the canvas, so this bound keeps previews at
-/// most doubling a download's decoding work (plus one render) however often they are asked for. A still
+/// arrived), lazily, when bytes arrived since the last render, and only once the bytes received have doubled since
+/// the last render: a render runs libjxl's whole rendering pipeline over the canvas, so previews cost a number of
+/// renders logarithmic in the file's size however often they are asked for, and which previews a download shows
+/// depends on its bytes alone, never on the machine's speed. A still
 /// image's final pixels are that decoder's; an animation, a file cut short or anything the first decoder did not
 /// finish is decoded once at the end like `JXLCoder.decode`, so the final image and the errors are the same as a
 /// one-shot decode's.
@@ -27,9 +28,8 @@ final class JXLIncrementalDecoder: IncrementalImageDecoder {
     private var firstFrameDone = false
     /// Bytes reached the first frame since the last partial image.
     private var renderPending = false
-    /// Time spent decoding and rendering previews: a preview is rendered only while rendering is not ahead.
-    private var decodeTime = Duration.zero
-    private var renderTime = Duration.zero
+    /// How many bytes had arrived at the last preview render: the next waits until that many more have arrived.
+    private var bytesAtLastRender = 0
     private var partial: DecodedImage?
     private var finalImage: DecodedImage?
     private var failure: (any Error)?
@@ -79,8 +79,6 @@ final class JXLIncrementalDecoder: IncrementalImageDecoder {
         let session = try self.session ?? JXLSession(
             lib: lib, mode: Int32(CIC_JXL_MODE_PIXELS), threads: decoding.threads(width * height))
         self.session = session
-        let started = ContinuousClock.now
-        defer { decodeTime += ContinuousClock.now - started }
         let last = try session.feed(bytes) { event in
             switch event {
             case .color:
@@ -110,10 +108,9 @@ final class JXLIncrementalDecoder: IncrementalImageDecoder {
         if firstFrameDone {
             if partial == nil || renderPending { partial = image(Array(canvas), info: info, complete: false) }
             renderPending = false
-        } else if renderPending, renderTime <= decodeTime, let session {
-            let started = ContinuousClock.now
+        } else if renderPending, buffer.count >= 2 * bytesAtLastRender, let session {
             if session.flush() { partial = image(Array(canvas), info: info, complete: false) }
-            renderTime += ContinuousClock.now - started
+            bytesAtLastRender = buffer.count
             renderPending = false
         }
         return partial
