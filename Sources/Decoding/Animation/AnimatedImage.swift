@@ -27,6 +27,8 @@ public final class AnimatedImage: @unchecked Sendable, Equatable {  // `renderLo
     /// The size of every frame, in pixels.
     public let width: Int
     public let height: Int
+    /// The container format of the image this animation belongs to (what `image(at:)` reports).
+    let format: ImageFormat
 
     let source: any AnimationSource
     let pipeline: FramePipeline
@@ -39,8 +41,9 @@ public final class AnimatedImage: @unchecked Sendable, Equatable {  // `renderLo
     private var cursorBytes = 0
 
     init(source: any AnimationSource, pipeline: FramePipeline = FramePipeline(), width: Int? = nil, height: Int? = nil,
-         budget: ImageDecodingBudget) {
+         budget: ImageDecodingBudget, format: ImageFormat = .undefined) {
         self.source = source
+        self.format = format
         self.pipeline = pipeline
         self.budget = budget
         frameCount = source.frameCount
@@ -99,7 +102,14 @@ public final class AnimatedImage: @unchecked Sendable, Equatable {  // `renderLo
 
     /// The same frames with one more processing step after the current ones.
     func appending(_ step: FramePipeline.Step) -> AnimatedImage {
-        AnimatedImage(source: source, pipeline: pipeline.appending(step), width: step.width, height: step.height, budget: budget)
+        AnimatedImage(source: source, pipeline: pipeline.appending(step), width: step.width, height: step.height, budget: budget,
+                      format: format)
+    }
+
+    /// The same frames, belonging to an image of `format` (set once, when the image that owns it is made).
+    func belonging(to format: ImageFormat) -> AnimatedImage {
+        guard format != self.format else { return self }
+        return AnimatedImage(source: source, pipeline: pipeline, width: width, height: height, budget: budget, format: format)
     }
 
     /// Bytes one composite needs while it runs: the source's working set, the canvas, and each step's output.
