@@ -360,7 +360,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         switch result.metrics?.source {
         case .httpCache: return result.metrics?.servedStale == true ? .stale : .hit
         case .revalidatedHTTPCache: return .revalidated
-        case .network, nil: return nil
+        case .network, .memoryCache, nil: return nil
         }
     }
 
