@@ -59,9 +59,10 @@ public final class AnimatedImage: @unchecked Sendable, Equatable {  // `renderLo
         return source.duration(at: index)
     }
 
-    /// One loop of the animation, in seconds.
+    /// One loop of the animation, in seconds, rounded to the millisecond (thirty frames of 0.1 s are 3.0 s, not
+    /// the 3.0000000000000004 their floating-point sum is).
     public var totalDuration: TimeInterval {
-        (0..<frameCount).reduce(0) { $0 + source.duration(at: $1) }
+        ((0..<frameCount).reduce(0) { $0 + source.duration(at: $1) } * 1000).rounded() / 1000
     }
 
     /// Frame `index` composited: RGBA8, straight alpha, `width`×`height`. Throws `.frameIndexOutOfRange` for an
