@@ -11,7 +11,10 @@ import FoundationNetworking
 /// is judged by `judge(_:)`: only a `206` that is exactly the rest of the same version continues the bytes kept;
 /// a `200` starts over; any other `206` (or a `416`) is discarded and the download starts over without `Range`.
 /// Bytes of two versions are never joined.
-struct ResumePoint {
+///
+/// A class, immutable once made: the state machine and every attempt hold an optional one, and a reference keeps
+/// that optional one word wide on the path of downloads that never resume.
+final class ResumePoint {
     /// The bytes received so far: the representation's bytes `0..<from`.
     let buffer: ReceiveBuffer
     /// The body sniffer's state, when it was still undecided (very short bodies).
