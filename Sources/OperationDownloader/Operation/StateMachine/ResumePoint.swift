@@ -57,7 +57,7 @@ final class ResumePoint {
               Self.acceptsByteRanges(original), Self.isIdentityCoded(original) else { return nil }
         let total = Int(clamping: original.expectedContentLength)
         guard total > attempt.buffer.count else { return nil }
-        let entityTag = original.value(forHTTPHeaderField: "ETag").flatMap(HTTPEntityTag.init)
+        let entityTag = original.value(forHTTPHeaderField: "ETag").flatMap { HTTPEntityTag($0) }
         let lastModified = original.value(forHTTPHeaderField: "Last-Modified")
         if let entityTag, !entityTag.isWeak {
             ifRange = entityTag.opaqueTag
@@ -111,7 +111,7 @@ final class ResumePoint {
               range.range.lowerBound == from, range.range.upperBound == total - 1, range.completeLength == total,
               !(response.mimeType ?? "").hasPrefix("multipart/"), Self.isIdentityCoded(response) else { return .discard }
         // The 206 names its version: it must be the one the bytes kept belong to.
-        if let kept = entityTag, let sent = response.value(forHTTPHeaderField: "ETag").flatMap(HTTPEntityTag.init),
+        if let kept = entityTag, let sent = response.value(forHTTPHeaderField: "ETag").flatMap({ HTTPEntityTag($0) }),
            !kept.strongMatches(sent) { return .discard }
         if entityTag == nil, let kept = lastModified, let sent = response.value(forHTTPHeaderField: "Last-Modified"),
            HTTPDate.parse(sent) != HTTPDate.parse(kept) { return .discard }
