@@ -45,6 +45,9 @@ let package = Package(
         // The code Docs/Usage.md shows, compiled as an application would compile it (a plain import, no
         // @testable); OperationDownloaderTests runs every example and checks the doc quotes it verbatim.
         .target(name: "UsageExamples", dependencies: ["OperationDownloader", "Decoding"], path: "Tests/UsageExamples"),
+        // The complete command-line program Docs/Usage.md shows (an `@main` of its own, so not in the library
+        // above); OperationDownloaderTests runs the built executable.
+        .executableTarget(name: "UsageThumbnailer", dependencies: ["OperationDownloader", "Decoding"], path: "Tests/UsageProgram"),
         .testTarget(
             name: "OperationDownloaderTests",
             dependencies: ["OperationDownloader", "Decoding", "TestRequirements", "TestImages", "UsageExamples"]),

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) mode=(--quick) ;;
         --sections) sections="${2:?--sections needs a list}"; shift ;;
-        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,thumbnail,transports,transport-instructions,animation,fleet]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--sections download,coalescing,decode,progressive,memory,instructions,thumbnail,transports,transport-instructions,https-crashes,animation,fleet]" >&2; exit 2 ;;
     esac
     shift
 done

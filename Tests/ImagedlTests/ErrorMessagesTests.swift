@@ -50,11 +50,13 @@ import Testing
 
     @Test func badImageDataSaysWhy() {
         #expect(ErrorMessages.describe(ImageDownloaderError.badImageData(.notAnImage("an HTML page")), mimeType: "text/html")
-                == "not an image (the server sent text/html)")
+                == "not an image: the server sent text/html")
         #expect(ErrorMessages.describe(ImageDownloaderError.badImageData(.decoding(.unsupportedFormat)), mimeType: "image/jxl")
                 == "no registered decoder for image/jxl")
         #expect(ErrorMessages.describe(ImageDownloaderError.badImageData(.truncated(receivedBytes: 10, partialImageAvailable: false)), mimeType: "image/jpeg")
-                == "bad image data: truncated: the data (10 bytes) ends before any pixel")
+                == "truncated: the data (10 bytes) ends before any pixel")
+        #expect(ErrorMessages.describe(ImageDownloaderError.badImageData(.truncated(receivedBytes: 10, partialImageAvailable: true)))
+                == "truncated: the data (10 bytes) ends before the image is complete (--allow-incomplete keeps the decoded part)")
         #expect(ErrorMessages.describe(ImageDownloaderError.invalidDownloadStatusCode(404)).hasPrefix("HTTP 404 "))
     }
 }

@@ -60,7 +60,7 @@ import Testing
         let records = [try record(0, .hit), try record(1, .stale), try record(2, .revalidated), try record(3, .hit),
                        try record(4, .memory), try record(5, nil)]
         let lines = SummaryTable.render(records, columns: 200)
-        #expect(lines.last == "6 of 6 downloaded, 60 B in all; HTTP cache: 2 hits, 1 stale, 1 revalidated")
+        #expect(lines.last == "6 of 6 downloaded, 60 B in all; cache: 1 memory, 2 HTTP hits, 1 stale, 1 revalidated")
         #expect(lines[3].split(separator: " ").contains("stale") && lines[4].split(separator: " ").contains("revalidated"))
         #expect(records[1].json.serialized().contains("\"cache\":\"stale\""))
         #expect(records[2].json.serialized().contains("\"cache\":\"revalidated\""))
@@ -89,7 +89,7 @@ import Testing
         #expect(try run().cacheResult == nil)
         let second = try run()
         #expect(second.state == .succeeded && second.cacheResult == .stale)
-        #expect(SummaryTable.render([second], columns: 200).last?.hasSuffix("HTTP cache: 0 hits, 1 stale, 0 revalidated") == true)
+        #expect(SummaryTable.render([second], columns: 200).last?.hasSuffix("cache: 0 memory, 0 HTTP hits, 1 stale, 0 revalidated") == true)
     }
 
     @Test func unusableFolderFailsBeforeAnyDownload() throws {

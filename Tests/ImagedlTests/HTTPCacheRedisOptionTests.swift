@@ -102,13 +102,14 @@ import Testing
         }
         let records = [try record(0, waited: true, cache: .hit), try record(1, waited: true, cache: .hit), try record(2, waited: false, cache: nil)]
         #expect(SummaryTable.render(records, columns: 200).last
-            == "3 of 3 downloaded, 30 B in all; HTTP cache: 2 hits, 0 stale, 0 revalidated; 2 waited for another process")
+            == "3 of 3 downloaded, 30 B in all; cache: 0 memory, 2 HTTP hits, 0 stale, 0 revalidated; 2 waited for another process")
         #expect(records[0].json.serialized().contains("\"shared_wait\":true"))
         #expect(records[2].json.serialized().contains("\"shared_wait\":false"))
         var lines: [String] = []
         let streaming = StreamingReporter(preview: false) { lines.append($0) }
         for record in records { streaming.finished(record) }
         streaming.end([], interrupted: false)
-        #expect(lines.last == "\n3 of 3 downloaded, 30 B in all; 2 waited for another process\n")
+        // The --input run's last line counts the same as the table's.
+        #expect(lines.last == "\n3 of 3 downloaded, 30 B in all; cache: 0 memory, 2 HTTP hits, 0 stale, 0 revalidated; 2 waited for another process\n")
     }
 }

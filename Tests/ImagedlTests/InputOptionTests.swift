@@ -84,7 +84,7 @@ import Testing
         let output = lines.lines.joined()
         #expect(output.contains("[1] \(server.url("/bounce.gif").absoluteString)  "))
         #expect(output.contains("[3] \(server.url("/nope.png").absoluteString)  nope.png  failed: HTTP 404"))
-        #expect(output.hasSuffix("2 of 3 downloaded, \(Formatting.bytes(2 * (try DemoSamples.data(named: "bounce.gif")).count)) in all; 1 failed or cancelled\n"))
+        #expect(output.hasSuffix("2 of 3 downloaded, \(Formatting.bytes(2 * (try DemoSamples.data(named: "bounce.gif")).count)) in all; 1 failed or cancelled; cache: 0 memory, 0 HTTP hits, 0 stale, 0 revalidated\n"))
     }
 
     @Test func resultsArriveBeforeThePipedInputEnds() async throws {

@@ -77,7 +77,7 @@ import Testing
         #expect(records[0].httpStatus == 404)
         #expect(records[0].error?.hasPrefix("HTTP 404") == true, "\(records[0].error ?? "")")
         #expect(records[1].httpStatus == 200)
-        #expect(records[1].error == "not an image (the server sent text/html)", "\(records[1].error ?? "")")
+        #expect(records[1].error == "not an image: the server sent text/html", "\(records[1].error ?? "")")
         #expect(reporter.finished.count == 2)
     }
 }

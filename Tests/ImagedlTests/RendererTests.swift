@@ -110,6 +110,6 @@ import Testing
         #expect(lines[2].contains("a.gif") && lines[2].contains("96x64x12") && lines[2].contains("5.9 KB")
             && lines[2].contains("250.0 ms") && lines[2].contains("hit"))
         #expect(lines[3].contains("missing.png") && lines[3].contains("failed") && lines[3].hasSuffix("HTTP status 404"))
-        #expect(lines[4] == "1 of 2 downloaded, 5.9 KB in all; HTTP cache: 1 hit, 0 stale, 0 revalidated")
+        #expect(lines[4] == "1 of 2 downloaded, 5.9 KB in all; cache: 0 memory, 1 HTTP hit, 0 stale, 0 revalidated")
     }
 }

@@ -212,36 +212,7 @@ import Testing
         #expect(recorder.finals.count == 1)
     }
 
-    @Test func noRetryOnceBytesReachedAProgressHandler() async throws {
-        let harness = harness()
-        let (recorder, _) = harness.download()
-        let transfer = try #require(await harness.transport.transfer(0))
-        transfer.respond(headers: ["Content-Type": "image/png", "Content-Length": "\(png.count)"])
-        transfer.send(png.prefix(1000))
-        transfer.complete(error: URLError(.networkConnectionLost))
-        await recorder.completion()
-        harness.clock.advance(by: 60)
-        #expect(recorder.downloaderError?.caseName == "network\(URLError.networkConnectionLost.rawValue)")
-        #expect(recorder.progressList.contains { $0.0 == 1000 })
-        #expect(harness.transport.transfers.count == 1)
-        #expect(harness.monitor.pendingCount == 0)
-    }
-
-    /// With progressive decoding, body bytes may already be a partial image: a failure after them is final.
-    @Test func noRetryOnceBytesReachedAProgressiveDecoder() async throws {
-        let harness = harness()
-        let recorder = AsyncRecorder()
-        _ = harness.downloader.downloadImage(
-            ScriptedHarness.url(), options: [.progressiveLoad], context: nil, progress: nil,
-            completed: recorder.completed)
-        let transfer = try #require(await harness.transport.transfer(0))
-        transfer.respond(headers: ["Content-Type": "image/png", "Content-Length": "\(png.count)"])
-        transfer.send(png.prefix(3000))
-        transfer.complete(error: URLError(.networkConnectionLost))
-        await recorder.completion()
-        #expect(harness.transport.transfers.count == 1)
-        #expect(recorder.finals.last?.error != nil)
-    }
+    // A failure after bytes reached a caller (progress, partial images) is retried too: ResumeOperationTests.
 
     // MARK: - Cancel during the wait
 

@@ -81,31 +81,31 @@ import Testing
     @Test func retriesUntilTheLastAttemptThenFails() {
         let planner = Self.planner(ImageDownloaderRetryPolicy(maximumAttempts: 3, initialDelay: 0.5, maximumDelay: 30))
         let failure = ImageDownloaderError.invalidDownloadStatusCode(503)
-        #expect(planner.decide(after: failure, response: nil, deliveredBeyondResponse: false, attempt: 1) == .retry(after: 0.5))
-        #expect(planner.decide(after: failure, response: nil, deliveredBeyondResponse: false, attempt: 2) == .retry(after: 1))
-        #expect(planner.decide(after: failure, response: nil, deliveredBeyondResponse: false, attempt: 3) == .fail)
+        #expect(planner.decide(after: failure, response: nil, attempt: 1) == .retry(after: 0.5))
+        #expect(planner.decide(after: failure, response: nil, attempt: 2) == .retry(after: 1))
+        #expect(planner.decide(after: failure, response: nil, attempt: 3) == .fail)
     }
 
     @Test func neverAndNonsensicalAttemptCountsNeverRetry() {
         let failure = ImageDownloaderError.network(URLError(.timedOut))
         for attempts in [1, 0, -5] {
             let planner = Self.planner(ImageDownloaderRetryPolicy(maximumAttempts: attempts))
-            #expect(planner.decide(after: failure, response: nil, deliveredBeyondResponse: false, attempt: 1) == .fail)
+            #expect(planner.decide(after: failure, response: nil, attempt: 1) == .fail)
         }
-        #expect(Self.planner(.never).decide(after: failure, response: nil, deliveredBeyondResponse: false, attempt: 1) == .fail)
+        #expect(Self.planner(.never).decide(after: failure, response: nil, attempt: 1) == .fail)
     }
 
-    @Test func aFailureAfterBytesReachedACallerIsFinal() {
+    /// Whether a caller saw bytes of the failed attempt no longer matters: a lost connection is retried.
+    @Test func aLostConnectionIsRetried() {
         let planner = Self.planner()
         let failure = ImageDownloaderError.network(URLError(.networkConnectionLost))
-        #expect(planner.decide(after: failure, response: nil, deliveredBeyondResponse: true, attempt: 1) == .fail)
-        #expect(planner.decide(after: failure, response: nil, deliveredBeyondResponse: false, attempt: 1) != .fail)
+        #expect(planner.decide(after: failure, response: nil, attempt: 1) != .fail)
     }
 
     @Test func nonRetryableFailuresFailAtOnce() {
         let planner = Self.planner()
         for failure: any Error in [ImageDownloaderError.invalidDownloadStatusCode(404), ImageDownloaderError.badImageData(.decoding(.corrupt("x"))), ImageDownloaderError.cancelled] {
-            #expect(planner.decide(after: failure, response: Self.response(status: 404), deliveredBeyondResponse: false, attempt: 1) == .fail)
+            #expect(planner.decide(after: failure, response: Self.response(status: 404), attempt: 1) == .fail)
         }
     }
 
@@ -171,10 +171,10 @@ import Testing
         let planner = Self.planner(random: FixedRandom(0))  // jitter 0: the header decides
         let failure = ImageDownloaderError.invalidDownloadStatusCode(429)
         let response = Self.response(status: 429, headers: ["Retry-After": "7"])
-        #expect(planner.decide(after: failure, response: response, deliveredBeyondResponse: false, attempt: 1) == .retry(after: 7))
+        #expect(planner.decide(after: failure, response: response, attempt: 1) == .retry(after: 7))
         // A longer jittered delay wins over a shorter Retry-After.
         let late = Self.planner(ImageDownloaderRetryPolicy(maximumAttempts: 5, initialDelay: 20, maximumDelay: 30))
-        #expect(late.decide(after: failure, response: Self.response(status: 503, headers: ["retry-after": "2"]), deliveredBeyondResponse: false, attempt: 1) == .retry(after: 20))
+        #expect(late.decide(after: failure, response: Self.response(status: 503, headers: ["retry-after": "2"]), attempt: 1) == .retry(after: 20))
     }
 
     @Test func retryAfterIsCappedAtMaximumDelay() {
@@ -182,7 +182,7 @@ import Testing
         let failure = ImageDownloaderError.invalidDownloadStatusCode(503)
         for value in ["3600", "99999999999999999999999999", "Wed, 21 Oct 2099 07:28:00 GMT"] {
             let response = Self.response(status: 503, headers: ["Retry-After": value])
-            #expect(planner.decide(after: failure, response: response, deliveredBeyondResponse: false, attempt: 1) == .retry(after: 2), "\(value)")
+            #expect(planner.decide(after: failure, response: response, attempt: 1) == .retry(after: 2), "\(value)")
         }
     }
 
@@ -195,7 +195,7 @@ import Testing
         #expect(RetryAfter.parse("Tue, 14 Nov 2023 22:00:00 GMT", now: now) == 0)
         let planner = Self.planner(random: FixedRandom(0), now: now)
         let response = Self.response(status: 503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:24 GMT"])
-        #expect(planner.decide(after: ImageDownloaderError.invalidDownloadStatusCode(503), response: response, deliveredBeyondResponse: false, attempt: 1) == .retry(after: 4))
+        #expect(planner.decide(after: ImageDownloaderError.invalidDownloadStatusCode(503), response: response, attempt: 1) == .retry(after: 4))
     }
 
     @Test func invalidRetryAfterValuesAreIgnored() {
@@ -208,7 +208,7 @@ import Testing
         let planner = Self.planner(random: FixedRandom(0.5))
         let response = Self.response(status: 503, headers: ["Retry-After": "soon"])
         // Ignored: the jittered delay alone (bound 1 s for the first retry, half of it).
-        #expect(planner.decide(after: ImageDownloaderError.invalidDownloadStatusCode(503), response: response, deliveredBeyondResponse: false, attempt: 1) == .retry(after: 0.5))
+        #expect(planner.decide(after: ImageDownloaderError.invalidDownloadStatusCode(503), response: response, attempt: 1) == .retry(after: 0.5))
         #expect(RetryAfter.delay(in: nil, now: now) == nil)
         #expect(RetryAfter.delay(in: URLResponse(url: Self.url, mimeType: nil, expectedContentLength: 0, textEncodingName: nil), now: now) == nil)
     }

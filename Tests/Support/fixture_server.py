@@ -37,6 +37,7 @@ import zlib
 
 import fixture_cache  # /cache: scripted responses for the HTTP cache tests
 import fixture_connections
+import fixture_resume  # /resume: bodies cut short, Range and If-Range
 
 # Bounds. Every sleep or wait in this file is limited by one of these.
 MAX_HOLD_SECONDS = 120.0
@@ -479,6 +480,8 @@ class FixtureHandler(http.server.BaseHTTPRequestHandler):
             self._cookie_set(query)
         elif head == "cookies" and rest == ["echo"]:
             self._cookie_echo()
+        elif fixture_resume.handles(head):
+            fixture_resume.serve(self, rest, query, content_type_for)
         elif fixture_cache.handles(head):
             fixture_cache.serve(self, rest, query)
         elif head == "drop-if-reused" and len(rest) == 1:

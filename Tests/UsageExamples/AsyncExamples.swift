@@ -12,8 +12,9 @@ import OperationDownloader
 public func describeImage(at url: URL) async throws -> String {
     let result = try await ImageDownloader.shared.image(for: url)
     guard let image = result.image else { return "no image: .avoidDecodeImage delivers the data only" }
-    // metrics is nil when the memory cache answered (no download happened).
-    let origin = result.metrics.map { "\($0)" } ?? "memory cache"
+    // result.source: .network, .httpCache, .revalidatedHTTPCache or .memoryCache (then there are no metrics:
+    // no download happened).
+    let origin = result.metrics.map { "\($0)" } ?? "\(result.source)"
     return "\(image.format) \(image.width)x\(image.height) from \(origin)"
 }
 // end snippet

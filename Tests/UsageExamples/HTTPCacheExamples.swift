@@ -19,21 +19,21 @@ public func makeCachingDownloader(directory: URL) -> ImageDownloader {
 /// A downloader sharing its HTTP cache with every process that uses the same Redis (a fleet of servers): a
 /// response one process stored is a hit for all, and on a miss one process fetches while the others wait for
 /// it. `redis` is like `redis://cache.internal:6379/0`. Redis down or slow: downloads go to the origin, with
-/// one warning; a download never fails because of the cache.
+/// one warning; a download never fails because of the cache. The default key prefix ("od") is also
+/// `imagedl --http-cache redis://...`'s, so an app and the command-line tool share their entries.
 public func makeFleetDownloader(redis: URL) throws -> ImageDownloader {
     var configuration = ImageDownloaderConfiguration()
-    configuration.httpCache = try HTTPImageCache(redis: redis, keyPrefix: "thumbnailer")
+    configuration.httpCache = try HTTPImageCache(redis: redis)
     configuration.defaultOptions = [.useURLCache]
     return ImageDownloader(configuration: configuration)
 }
 // end snippet
 
 // snippet: http-cache-source
-/// Where the bytes came from: "network", "HTTP cache", "HTTP cache, revalidated (304)", or nil when the
-/// memory cache of decoded images answered (no download at all).
-public func source(of url: URL, with downloader: ImageDownloader) async throws -> ImageDownloadMetrics.Source? {
-    let result = try await downloader.image(for: url)
-    return result.metrics?.source
+/// Where the image came from: `.network`, `.httpCache`, `.revalidatedHTTPCache` (a 304 confirmed the stored
+/// bytes) or `.memoryCache` (the memory cache of decoded images answered: no download at all).
+public func source(of url: URL, with downloader: ImageDownloader) async throws -> ImageDownloadMetrics.Source {
+    try await downloader.image(for: url).source
 }
 // end snippet
 

@@ -12,13 +12,15 @@ enum DownloaderClient {
 
     /// All URLs are handed to the downloader at once, as an app or crawler would; its queue runs
     /// `concurrency` at a time; `headers` go on every request. Returns nil when the batch did not finish within
-    /// `timeout`.
+    /// `timeout`. `transport`: URLSession by default, since the sections that use this compare the downloader with
+    /// raw URLSession tasks; nil leaves the configuration's default (curl on Linux where libcurl loads).
     static func download(
         _ urls: [URL], options: ImageDownloaderOptions, concurrency: Int = 6, postsNotifications: Bool = true,
-        headers: [String: String] = [:], timeout: TimeInterval = 600,
+        headers: [String: String] = [:], timeout: TimeInterval = 600, transport: ImageDownloaderTransport? = .urlSession,
         configure: (inout ImageDownloaderConfiguration) -> Void = { _ in }
     ) -> Outcome? {
         var configuration = ImageDownloaderConfiguration()
+        if let transport { configuration.transport = transport }
         configuration.maxConcurrentDownloads = concurrency
         configuration.postsNotifications = postsNotifications
         configure(&configuration)

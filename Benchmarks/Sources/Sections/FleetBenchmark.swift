@@ -146,6 +146,7 @@ struct FleetBenchmark {
     /// Milliseconds per download, one after another, through a fresh downloader (no memory image cache).
     func perDownload(_ urls: [URL], cache: HTTPImageCache?) throws -> Double {
         var configuration = ImageDownloaderConfiguration()
+        configuration.transport = .urlSession  // as the committed figures were measured (the default is curl on Linux now)
         configuration.imageCache = nil
         configuration.httpCache = cache
         let downloader = ImageDownloader(configuration: configuration)

@@ -24,7 +24,7 @@ struct TransportBenchmark {
     }
 
     private func measure(_ endpoint: TransportEndpoint, count: Int, rounds: Int, curlAvailable: Bool) throws {
-        var clients = TransportClient.allCases.filter { $0 != .curl || curlAvailable }
+        var clients = TransportClient.compared.filter { $0 != .curl || curlAvailable }
         var figures = Figures(rounds: rounds)
         for client in clients {
             if let reason = endpoint.unavailableReason(client) { figures.unavailable[client] = reason }
@@ -106,7 +106,7 @@ struct TransportBenchmark {
                 ?? (client == .curl ? "curl not installed" : "not measured"))
         }
 
-        for client in TransportClient.allCases {
+        for client in TransportClient.compared {
             // "transports_" keeps these apart from the download section's keys (curl_req_per_s, ...).
             let key = "transports_\(client.rawValue)_req_per_s\(x)"
             if measured(client) {

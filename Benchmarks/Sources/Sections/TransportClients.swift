@@ -1,4 +1,5 @@
 import Foundation
+import OperationDownloader
 
 /// The clients the transport sections compare, over plain HTTP/1.1 and over HTTPS (HTTP/2 where the client
 /// speaks it: curl and the curl transport do, URLSession on Linux does too through its libcurl).
@@ -10,6 +11,12 @@ enum TransportClient: String, CaseIterable {
     case downloaderCurl = "downloader_curl"
     case urlSession = "urlsession"
     case downloaderURLSession = "downloader_urlsession"
+    /// The downloader on the configuration's default transport (curl on Linux where libcurl loads): only the
+    /// crash count section runs it (HTTPSCrashBenchmark).
+    case downloaderDefault = "downloader_default"
+
+    /// The clients the throughput and instructions sections compare.
+    static let compared: [TransportClient] = allCases.filter { $0 != .downloaderDefault }
 
     var label: String {
         switch self {
@@ -20,6 +27,7 @@ enum TransportClient: String, CaseIterable {
         case .downloaderCurl: return "ImageDownloader on the curl transport (decode off)"
         case .urlSession: return "raw URLSession tasks"
         case .downloaderURLSession: return "ImageDownloader on URLSession (decode off)"
+        case .downloaderDefault: return "ImageDownloader on the default transport (decode off)"
         }
     }
 
@@ -32,11 +40,15 @@ enum TransportClient: String, CaseIterable {
         case .downloaderCurl: return .downloaderCurl
         case .urlSession: return .urlSession
         case .downloaderURLSession: return .downloaderURLSession
+        case .downloaderDefault: return .downloaderDefault
         }
     }
 
     /// URLSession on Linux trusts only the system bundle: over HTTPS it runs where the test CA is added to it.
-    var needsSystemTrust: Bool { self == .urlSession || self == .downloaderURLSession }
+    var needsSystemTrust: Bool {
+        self == .urlSession || self == .downloaderURLSession
+            || (self == .downloaderDefault && ImageDownloaderTransport.platformDefault == .urlSession)
+    }
 }
 
 /// Where the clients download from: plain HTTP or the TLS listener.

@@ -17,8 +17,10 @@ enum TransportWorkload: String, CaseIterable {
     case downloaderCurl = "downloader-curl"
     /// Raw URLSession data tasks with the downloader's session settings.
     case urlSession = "urlsession"
-    /// ImageDownloader on URLSession (the default transport), decode off.
+    /// ImageDownloader on URLSession, decode off.
     case downloaderURLSession = "downloader-urlsession"
+    /// ImageDownloader on the configuration's default transport (curl on Linux where libcurl loads), decode off.
+    case downloaderDefault = "downloader-default"
 
     /// Runs the workload; prints one JSON line as ChildWorkload does and returns the exit code (4: the
     /// client cannot run here, e.g. the downloader on curl before it is wired; the section says "not measured").
@@ -61,6 +63,14 @@ enum TransportWorkload: String, CaseIterable {
                     configuration.transport = .curl
                     configuration.tls = ImageDownloaderTLSConfiguration(caFile: caFile)
                 }
+            }
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .downloaderDefault:
+            // The transport a configuration that names none gets (the CA file is the curl transport's; URLSession
+            // runs where the test CA is in the system bundle).
+            let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], transport: nil) { configuration in
+                configuration.tls = ImageDownloaderTLSConfiguration(caFile: caFile)
             }
             failures = outcome?.failures
             firstError = outcome?.firstError

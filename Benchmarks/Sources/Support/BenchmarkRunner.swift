@@ -25,6 +25,7 @@ struct BenchmarkRunner {
             ("thumbnail", { try ThumbnailBenchmark(context: context).run() }),
             ("transports", { try TransportBenchmark(context: context).run() }),
             ("transport-instructions", { try TransportInstructionsBenchmark(context: context).run() }),
+            ("https-crashes", { try HTTPSCrashBenchmark(context: context).run() }),
             ("animation", { try AnimationBenchmark(context: context).run() }),
             ("fleet", { try FleetBenchmark(context: context).run(); try FleetFailoverBenchmark(context: context).run() }),
         ]

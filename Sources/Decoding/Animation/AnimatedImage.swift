@@ -27,6 +27,8 @@ public final class AnimatedImage: @unchecked Sendable, Equatable {  // `renderLo
     /// The size of every frame, in pixels.
     public let width: Int
     public let height: Int
+    /// The container format of the image this animation belongs to (what `image(at:)` reports).
+    let format: ImageFormat
 
     let source: any AnimationSource
     let pipeline: FramePipeline
@@ -39,8 +41,9 @@ public final class AnimatedImage: @unchecked Sendable, Equatable {  // `renderLo
     private var cursorBytes = 0
 
     init(source: any AnimationSource, pipeline: FramePipeline = FramePipeline(), width: Int? = nil, height: Int? = nil,
-         budget: ImageDecodingBudget) {
+         budget: ImageDecodingBudget, format: ImageFormat = .undefined) {
         self.source = source
+        self.format = format
         self.pipeline = pipeline
         self.budget = budget
         frameCount = source.frameCount
@@ -56,9 +59,10 @@ public final class AnimatedImage: @unchecked Sendable, Equatable {  // `renderLo
         return source.duration(at: index)
     }
 
-    /// One loop of the animation, in seconds.
+    /// One loop of the animation, in seconds, rounded to the millisecond (thirty frames of 0.1 s are 3.0 s, not
+    /// the 3.0000000000000004 their floating-point sum is).
     public var totalDuration: TimeInterval {
-        (0..<frameCount).reduce(0) { $0 + source.duration(at: $1) }
+        ((0..<frameCount).reduce(0) { $0 + source.duration(at: $1) } * 1000).rounded() / 1000
     }
 
     /// Frame `index` composited: RGBA8, straight alpha, `width`×`height`. Throws `.frameIndexOutOfRange` for an
@@ -99,7 +103,14 @@ public final class AnimatedImage: @unchecked Sendable, Equatable {  // `renderLo
 
     /// The same frames with one more processing step after the current ones.
     func appending(_ step: FramePipeline.Step) -> AnimatedImage {
-        AnimatedImage(source: source, pipeline: pipeline.appending(step), width: step.width, height: step.height, budget: budget)
+        AnimatedImage(source: source, pipeline: pipeline.appending(step), width: step.width, height: step.height, budget: budget,
+                      format: format)
+    }
+
+    /// The same frames, belonging to an image of `format` (set once, when the image that owns it is made).
+    func belonging(to format: ImageFormat) -> AnimatedImage {
+        guard format != self.format else { return self }
+        return AnimatedImage(source: source, pipeline: pipeline, width: width, height: height, budget: budget, format: format)
     }
 
     /// Bytes one composite needs while it runs: the source's working set, the canvas, and each step's output.

@@ -96,7 +96,9 @@ public struct DecodedImage: Sendable, Equatable {
         self.frames = frames
         self.loopCount = loopCount
         self.isIncomplete = isIncomplete
-        self.animation = animation ?? Self.precomposed(frames, width: width, height: height, loopCount: loopCount)
+        // The animation knows its image's format (`AnimatedImage.image(at:)` reports it).
+        self.animation = (animation ?? Self.precomposed(frames, width: width, height: height, loopCount: loopCount))?
+            .belonging(to: format)
     }
 
     /// An animation over frames that already exist (more than one), or nil.

@@ -6,6 +6,11 @@ import Foundation
 /// `apply(_:to:)` to reach the exact target with this filter. Images are never enlarged.
 public enum ImageScaler {
     /// The pixel size `options` asks for an image of `width`×`height`, or `nil` to keep it as is.
+    ///
+    /// Sides scaled to fit a thumbnail box are rounded to the nearest pixel, as Pillow's and libvips' thumbnails
+    /// are (6000×4000 into 256×256 is 256×171; every thumbnail path of the package uses this rule, and
+    /// `DecodedImage.resized(toWidth:height:mode:)` rounds the same way); a scale set by `scaleDownLimitBytes`
+    /// rounds down, so the result stays within the limit.
     public static func targetSize(width: Int, height: Int, options: ImageDecodingOptions) -> (width: Int, height: Int)? {
         guard width > 0, height > 0 else { return nil }
         var scale = 1.0
@@ -19,14 +24,18 @@ public enum ImageScaler {
                 scale = min(scale, sx, sy)
             }
         }
+        var rounding = FloatingPointRoundingRule.toNearestOrAwayFromZero
         if let limit = options.scaleDownLimitBytes, limit > 0 {
             let maxPixels = Double(limit / 4)
             let pixels = Double(width) * Double(height)
-            if pixels > maxPixels { scale = min(scale, (maxPixels / pixels).squareRoot()) }
+            if pixels > maxPixels, (maxPixels / pixels).squareRoot() < scale {
+                scale = (maxPixels / pixels).squareRoot()
+                rounding = .down
+            }
         }
         guard scale < 1 else { return nil }
-        let w = max(1, Int((Double(width) * scale).rounded(.down)))
-        let h = max(1, Int((Double(height) * scale).rounded(.down)))
+        let w = max(1, Int((Double(width) * scale).rounded(rounding)))
+        let h = max(1, Int((Double(height) * scale).rounded(rounding)))
         return (w == width && h == height) ? nil : (w, h)
     }
 

@@ -30,7 +30,7 @@ public enum ArgumentParser {
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
-        "--insecure",
+        "--insecure", "--allow-incomplete",
     ]
 
     private static func parseDownload(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -53,6 +53,7 @@ public enum ArgumentParser {
                 case "--json": options.json = true
                 case "--preview": options.preview = true
                 case "--insecure": options.insecure = true
+                case "--allow-incomplete": options.allowIncomplete = true
                 default: throw UsageError("unknown option '\(name)'")
                 }
             case .option(let name, let value):
@@ -169,7 +170,9 @@ public enum ArgumentParser {
 
     private static func parseDecode(_ arguments: [String]) throws(UsageError) -> Command {
         var options = DecodeOptions()
-        var reader = Reader(arguments, valueOptions: ["--rgba", "--frame"], flags: ["--json", "--keep-color-profile", "--help", "-h"])
+        var reader = Reader(
+            arguments, valueOptions: ["--rgba", "--frame"],
+            flags: ["--json", "--keep-color-profile", "--allow-incomplete", "--help", "-h"])
         while let token = try reader.next() {
             switch token {
             case .operand(let path):
@@ -178,6 +181,7 @@ public enum ArgumentParser {
                 switch name {
                 case "--json": options.json = true
                 case "--keep-color-profile": options.keepColorProfile = true
+                case "--allow-incomplete": options.allowIncomplete = true
                 default: return .help
                 }
             case .option("--frame", let value):

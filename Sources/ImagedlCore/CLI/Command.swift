@@ -72,6 +72,9 @@ public struct DownloadOptions: Equatable, Sendable {
     public var caFile: String?
     /// `--proxy URL`: every request through this proxy (curl transport; default: the environment).
     public var proxy: URL?
+    /// `--allow-incomplete`: an image whose data ends early is kept (its decoded part, `"incomplete": true` in
+    /// `--json`) instead of failing as truncated.
+    public var allowIncomplete = false
 
     public init() {}
 }
@@ -88,6 +91,8 @@ public struct DecodeOptions: Equatable, Sendable {
     public var keepColorProfile = false
     /// `--frame N`: dump frame N (0-based) of an animation, composited, instead of the first.
     public var frame: Int?
+    /// `--allow-incomplete`: `--rgba` writes the decoded part of a file whose data ends early instead of failing.
+    public var allowIncomplete = false
 
     public init() {}
 }

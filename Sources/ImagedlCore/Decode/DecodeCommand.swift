@@ -1,5 +1,6 @@
 import Decoding
 import Foundation
+import OperationDownloader
 
 /// `imagedl decode FILE...`: offline inspection, one line (or JSON object) per file, and a raw RGBA8 dump.
 struct DecodeCommand {
@@ -27,8 +28,12 @@ struct DecodeCommand {
         }
         for file in files {
             let decoding = ImageDecodingOptions(colorManagement: options.keepColorProfile ? .keepOriginal : .convertToSRGB)
-            var report = Self.inspect(file: file, coders: coders, options: decoding) { image in
+            var report = Self.inspect(file: file, coders: coders, options: decoding) { image, data in
                 guard let destination = rgbaTargets[file] else { return nil }
+                // Half an image is not the image: as a download of the same bytes, unless --allow-incomplete.
+                if !options.allowIncomplete, let truncated = ImageDownloaderError.forIncompleteImage(image, data: data) {
+                    return ErrorMessages.describe(truncated)
+                }
                 let pixels: [UInt8]
                 do {
                     pixels = try Self.pixels(of: image, frame: options.frame)
@@ -62,9 +67,10 @@ struct DecodeCommand {
         return try Data(contentsOf: URL(fileURLWithPath: path))
     }
 
-    /// Reads and decodes one file. `afterDecode` may do more with the image and returns an error line or nil.
+    /// Reads and decodes one file. `afterDecode` may do more with the image (and its bytes) and returns an error
+    /// line or nil. Inspecting alone reports a truncated file as `incomplete`; writing its pixels fails.
     static func inspect(file: String, coders: ImageCodersManager, options: ImageDecodingOptions = ImageDecodingOptions(),
-                        afterDecode: (DecodedImage) -> String? = { _ in nil }) -> DecodeReport {
+                        afterDecode: (DecodedImage, Data) -> String? = { _, _ in nil }) -> DecodeReport {
         var report = DecodeReport(file: file, format: .undefined)
         let data: Data
         do {
@@ -92,15 +98,12 @@ struct DecodeCommand {
             report.decodeSeconds = elapsed
             report.isIncomplete = image.isIncomplete
             report.color = DecodeReport.ColorReport(image)
-            report.error = afterDecode(image)
-        } catch let error as ImageDecodingError where error == .unsupportedFormat {
-            report.error = report.format == .undefined
-                ? "not an image (no known image signature)"
-                : "no \(report.format.rawValue) decoder in this build (is its system library installed?)"
-        } catch let error as ImageDecodingError {
-            report.error = error.description
+            report.error = afterDecode(image, data)
+        } catch let error as ImageDecodingError where error == .unsupportedFormat && report.format != .undefined {
+            report.error = "no \(report.format.rawValue) decoder in this build (is its system library installed?)"
         } catch {
-            report.error = String(describing: error)
+            // The words a download of the same bytes gets ("not an image: an HTML page", "truncated: ...").
+            report.error = ErrorMessages.describeDecoding(error, data: data)
         }
         return report
     }

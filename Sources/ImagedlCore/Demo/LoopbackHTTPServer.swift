@@ -7,7 +7,7 @@ import Darwin
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 for `imagedl --demo`: GET only, one response per connection
 /// (`Connection: close`), bodies from memory, optionally "dripped" in small pieces with pauses so a
-/// progressive download is visible. POSIX sockets only, so the demo needs nothing but the tool itself.
+/// progressive download is visible, cut short, or resumed from a byte (`Range`). POSIX sockets only, so the demo needs nothing but the tool itself.
 final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listener`, `connections`, `served`
     /// What a path serves.
     struct Resource: Sendable {
@@ -21,16 +21,35 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
         var failFirst: Int
         /// Answer `302 Found` with this `Location` instead of the body (a path pointing at itself is a loop).
         var redirect: String?
+        /// The first this many requests (after the `failFirst` ones) get the whole length announced but only half
+        /// the body, then the connection closes (a lost connection, to show `--retry` resuming it).
+        var cutFirst: Int
+        /// A strong ETag: sent with `Accept-Ranges: bytes`, and a `Range: bytes=N-` whose `If-Range` names it is
+        /// answered `206` with the rest. nil: no validator, ranges ignored.
+        var etag: String?
+        /// The status line's code and reason ("404 Not Found": an error page the HTTP cache may store).
+        var status: String
 
         init(body: Data, contentType: String, drip: (chunkSize: Int, interval: Double)? = nil,
-             cacheControl: String = "no-store", failFirst: Int = 0, redirect: String? = nil) {
+             cacheControl: String = "no-store", failFirst: Int = 0, redirect: String? = nil, cutFirst: Int = 0,
+             etag: String? = nil, status: String = "200 OK") {
+            self.status = status
             self.body = body
             self.contentType = contentType
             self.drip = drip
             self.cacheControl = cacheControl
             self.failFirst = failFirst
             self.redirect = redirect
+            self.cutFirst = cutFirst
+            self.etag = etag
         }
+    }
+
+    /// A GET as this server reads it: the path without its query, and the headers a resume sends.
+    private struct Request {
+        var path: String
+        var range: String?
+        var ifRange: String?
     }
 
     enum StartError: Error, CustomStringConvertible {
@@ -153,10 +172,11 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
     }
 
     private func serve(_ fd: Int32) {
-        guard let path = readRequestPath(fd) else {
+        guard let request = readRequest(fd) else {
             send(fd, head(status: "400 Bad Request", type: "text/plain", length: 0))
             return
         }
+        let path = request.path
         let count: Int = lock.withLock {
             served[path, default: 0] += 1
             return served[path, default: 0]
@@ -177,24 +197,39 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
             send(fd, head(status: "302 Found", type: "text/plain", length: 0, location: location))
             return
         }
-        let responseHead = head(status: "200 OK", type: resource.contentType, length: resource.body.count,
-                                cacheControl: resource.cacheControl)
+        var body = resource.body
+        var status = resource.status
+        var extra = resource.etag.map { "ETag: \($0)\r\nAccept-Ranges: bytes\r\n" } ?? ""
+        if let etag = resource.etag, request.ifRange == nil || request.ifRange == etag,
+           let range = request.range, range.hasPrefix("bytes="), range.hasSuffix("-"),
+           let first = Int(range.dropFirst(6).dropLast()), first < body.count {
+            status = "206 Partial Content"
+            extra += "Content-Range: bytes \(first)-\(body.count - 1)/\(body.count)\r\n"
+            body = body.subdata(in: first..<body.count)
+        }
+        let responseHead = head(status: status, type: resource.contentType, length: body.count,
+                                cacheControl: resource.cacheControl, extra: extra)
         guard send(fd, responseHead) else { return }
+        if count <= resource.failFirst + resource.cutFirst {
+            send(fd, body.prefix(body.count / 2))
+            return  // the connection closes: the body ends before its length
+        }
         guard let drip = resource.drip, drip.chunkSize > 0 else {
-            send(fd, resource.body)
+            send(fd, body)
             return
         }
         var offset = 0
-        while offset < resource.body.count, isRunning {
-            let end = min(resource.body.count, offset + drip.chunkSize)
-            guard send(fd, resource.body.subdata(in: offset..<end)) else { return }
+        while offset < body.count, isRunning {
+            let end = min(body.count, offset + drip.chunkSize)
+            guard send(fd, body.subdata(in: offset..<end)) else { return }
             offset = end
-            if offset < resource.body.count { usleep(useconds_t(max(0, min(10, drip.interval)) * 1_000_000)) }
+            if offset < body.count { usleep(useconds_t(max(0, min(10, drip.interval)) * 1_000_000)) }
         }
     }
 
-    /// Reads the request head (at most 16 KB) and returns the path of a GET request, without its query.
-    private func readRequestPath(_ fd: Int32) -> String? {
+    /// Reads the request head (at most 16 KB): the path of a GET request without its query, and its `Range` and
+    /// `If-Range`.
+    private func readRequest(_ fd: Int32) -> Request? {
         var head = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
         let terminator: [UInt8] = [13, 10, 13, 10]
@@ -205,18 +240,29 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // `lock` guards `listene
             head += buffer[0..<n]
             if head.count >= 4, (0...(head.count - 4)).contains(where: { Array(head[$0..<$0 + 4]) == terminator }) { break }
         }
-        guard let text = String(bytes: head, encoding: .utf8),
-              let requestLine = text.split(separator: "\r\n", maxSplits: 1).first else { return nil }
-        let parts = requestLine.split(separator: " ")
+        guard let text = String(bytes: head, encoding: .utf8) else { return nil }
+        let lines = text.components(separatedBy: "\r\n")
+        let parts = lines[0].split(separator: " ")
         guard parts.count == 3, parts[0] == "GET" else { return nil }
         let target = parts[1]
-        return String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? target)
+        var request = Request(
+            path: String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? target))
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            switch line[..<colon].lowercased() {
+            case "range": request.range = value
+            case "if-range": request.ifRange = value
+            default: break
+            }
+        }
+        return request
     }
 
     private func head(status: String, type: String, length: Int, cacheControl: String = "no-store",
-                      location: String? = nil) -> Data {
+                      location: String? = nil, extra: String = "") -> Data {
         Data(("HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(length)\r\n"
-              + (location.map { "Location: \($0)\r\n" } ?? "")
+              + (location.map { "Location: \($0)\r\n" } ?? "") + extra
               + "Cache-Control: \(cacheControl)\r\nConnection: close\r\n\r\n").utf8)
     }
 

@@ -171,28 +171,12 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     // MARK: - Setup
 
     func makeDownloader(httpCache: HTTPImageCache? = nil) throws -> ImageDownloader {
-        var configuration = ImageDownloaderConfiguration()
-        configuration.maxConcurrentDownloads = options.concurrency
-        configuration.downloadTimeout = options.timeout
-        configuration.maximumDownloadDuration = options.maxTime
-        if options.retry > 0 {
-            configuration.retryPolicy = ImageDownloaderRetryPolicy(maximumAttempts: options.retry + 1)
-        }
-        configuration.executionOrder = options.lifo ? .lifo : .fifo
-        configuration.username = options.user
-        configuration.password = options.password
+        var configuration = options.downloaderConfiguration(httpCache: httpCache)
         configuration.callbackQueue = queue
-        TransportOptions.apply(options, to: &configuration)
         // Streaming keeps no decoded images: the memory cache charges only pixel bytes, so a million small
         // images would hold hundreds of MB of entries it never purges (Docs/Benchmarks.md, imagedl --input).
         if options.inputFile != nil { configuration.imageCache = nil }
-        // Only the folder (or Redis) the user named: without --http-cache nothing is read from or written to disk.
-        configuration.httpCache = httpCache
-        let downloader = ImageDownloader(configuration: configuration)
-        for header in options.headers {
-            downloader.setValue(header.value, forHTTPHeaderField: header.name)
-        }
-        return downloader
+        return options.makeDownloader(configuration)
     }
 
     private func makeReporter() -> any DownloadReporter {
@@ -204,10 +188,8 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     }
 
     private var downloaderOptions: ImageDownloaderOptions {
-        var set: ImageDownloaderOptions = []
+        var set = options.requestOptions
         if options.progressive { set.insert(.progressiveLoad) }
-        if options.usesHTTPCache { set.insert(.useURLCache) }
-        if options.insecure { set.insert(.allowInvalidSSLCertificates) }
         return set
     }
 
@@ -275,35 +257,15 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         record.finishedAt = now
         panes[index] = nil
         let observed = attemptObserver.finish(record.url)
-        let observedAttempts = observed?.attemptCount
         switch result {
         case .failure(let error):
-            let response = responses[record.url]
-            record.httpStatus = response?.statusCode ?? observed?.statusCode
-            record.state = cancelled ? .cancelled : .failed
-            let attempts = observedAttempts ?? 0
-            record.attempts = attempts
-            // The last attempt's figures: which address refused, how long the connect took, the HTTP version.
-            record.network = observed.map(NetworkSummary.init)
-            let message = ErrorMessages.describe(error, mimeType: response?.mimeType)
-            record.error = attempts > 1 && !cancelled ? "\(message) (after \(attempts) attempts)" : message
+            // The last response's MIME type only: an error page served as the image says so.
+            record.fail(with: error, cancelled: cancelled, observed: observed, mimeType: responses[record.url]?.mimeType)
         case .success(let loaded):
-            let image = loaded.image
-            record.httpStatus = (loaded.response ?? responses[record.url])?.statusCode
-            record.state = .succeeded
-            record.format = image.format
-            record.width = image.width
-            record.height = image.height
-            record.frames = image.frameCount
-            record.bytes = loaded.data?.count
-            record.image = options.preview ? image : nil
-            record.cacheResult = Self.cacheResult(loaded)
-            record.waitedForSharedFetch = loaded.metrics?.waitedForSharedFetch ?? false
-            record.network = loaded.metrics.map(NetworkSummary.init)
-            record.attempts = record.cacheHit && loaded.metrics?.source != .revalidatedHTTPCache
-                ? 0 : loaded.metrics?.attemptCount ?? observedAttempts ?? 1
+            record.finish(with: loaded, observed: observed, lastResponse: responses[record.url])
+            if !options.preview { record.image = nil }
             if var writer = outputWriter {
-                switch writer.save(image, data: loaded.data, for: record.url, asPNG: options.writePNG) {
+                switch writer.save(loaded.image, data: loaded.data, for: record.url, asPNG: options.writePNG) {
                 case .success(let path): record.savedTo = path
                 case .failure(let failure):
                     record.state = .failed
@@ -361,17 +323,6 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         if inFlight == 0 { endRun() }  // nothing to wait for (say, --input waiting on a silent pipe)
         // Cancelled downloads report back on this queue; do not wait for stragglers for long.
         queue.asyncAfter(deadline: .now() + 2) { [weak self] in self?.endRun() }
-    }
-
-    /// The image came from the memory cache, or its bytes from the HTTP cache (fresh, stale, or revalidated by
-    /// a 304 so that no body was transferred); nil when the server sent them.
-    private static func cacheResult(_ result: ImageTargetResult) -> DownloadRecord.CacheResult? {
-        if result.source == .memoryCache { return .memory }
-        switch result.metrics?.source {
-        case .httpCache: return result.metrics?.servedStale == true ? .stale : .hit
-        case .revalidatedHTTPCache: return .revalidated
-        case .network, nil: return nil
-        }
     }
 
     // MARK: - Errors

@@ -1,5 +1,6 @@
 import Decoding
 import Foundation
+import OperationDownloader
 
 /// Everything the progress display, the summary table and `--json` know about one URL.
 struct DownloadRecord: Sendable {
@@ -41,6 +42,13 @@ struct DownloadRecord: Sendable {
     /// Served from the memory cache or the HTTP cache (`--http-cache`) without transferring the body.
     var cacheHit: Bool { cacheResult != nil }
     var cacheResult: CacheResult?
+    /// Where the image came from (`ImageDownloadResult.source`); nil until it finished, and for a failure that
+    /// no cache answered.
+    var source: ImageDownloadMetrics.Source?
+    /// A retry resumed the body from this byte (`metrics.resumedFromByte`).
+    var resumedFrom: Int?
+    /// The image's data ended early and the decoded part was kept (`--allow-incomplete`).
+    var incomplete = false
     /// The HTTP cache is shared (`--http-cache redis://`) and another process was fetching this URL: this
     /// download waited for it (single-flight) instead of sending its own request.
     var waitedForSharedFetch = false
@@ -50,8 +58,8 @@ struct DownloadRecord: Sendable {
     var error: String?
     /// The exact file `--output` wrote: the folder as given, joined with the file's name.
     var savedTo: String?
-    /// Requests made for this URL (`metrics.attemptCount`; more than 1 only with `--retry`); 0 when it was served
-    /// from the memory or HTTP cache without a request, or failed before any request.
+    /// Requests sent for this URL (`metrics.attemptCount`; more than 1 only with `--retry`); 0 when it was served
+    /// from the memory or HTTP cache without a request (a stored 404 too), or failed before any request.
     var attempts: Int?
     /// The newest partial image (progressive) or the final one, for `--preview`.
     var image: DecodedImage?
@@ -85,9 +93,13 @@ struct DownloadRecord: Sendable {
             ("bytes", optional(bytes)),
             ("seconds", .double(elapsed(now: finishedAt ?? 0))),
             ("cache_hit", .bool(cacheHit)),
-            ("cache", cacheResult.map { .string($0.rawValue) } ?? .null),
+            // "hit" for either cache's answer without a request; "source" says which.
+            ("cache", cacheResult.map { .string($0 == .memory ? "hit" : $0.rawValue) } ?? .null),
+            ("source", source.map { .string($0.jsonName) } ?? .null),
             ("shared_wait", .bool(waitedForSharedFetch)),
             ("attempts", optional(attempts)),
+            ("resumed_from", optional(resumedFrom)),
+            ("incomplete", state == .succeeded ? .bool(incomplete) : .null),
             ("network", network?.json ?? .null),
             ("file", savedTo.map(JSONValue.string) ?? .null),
             ("error", error.map(JSONValue.string) ?? .null),
@@ -98,4 +110,16 @@ struct DownloadRecord: Sendable {
 /// Monotonic time in seconds, for elapsed times and rates (wall-clock jumps do not disturb them).
 enum Clock {
     static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+}
+
+extension ImageDownloadMetrics.Source {
+    /// `--json`'s "source": "memory_cache", "http_cache", "revalidated_http_cache" or "network".
+    var jsonName: String {
+        switch self {
+        case .memoryCache: return "memory_cache"
+        case .httpCache: return "http_cache"
+        case .revalidatedHTTPCache: return "revalidated_http_cache"
+        case .network: return "network"
+        }
+    }
 }

@@ -5,12 +5,14 @@ import OperationDownloader
 import FoundationNetworking
 #endif
 
-/// One short line per error, the same in every command's output and `--json` "error" field: "HTTP 404 Not
-/// Found", "connection refused", "too many redirects (20)", "timed out: no data for 15 s", "not an image (the
-/// server sent text/html)", "bad image data: truncated: ...".
+/// One short line per failure, the same in every command (`imagedl URL...`, `thumbnail` for files and URLs,
+/// `decode`) and in `--json`'s "error": "HTTP 404 Not Found", "connection refused", "too many redirects (20)",
+/// "timed out: no data for 15 s", "not an image: the server sent text/html", "truncated: the data (4096 bytes)
+/// ends before the image is complete (--allow-incomplete keeps the decoded part)".
 ///
-/// Transport failures are worded by the library (`ImageDownloaderError.network`'s description), so the words
-/// for each `URLError` code live in one place.
+/// Every command hands its failure here as the library's typed error: a download's as it comes, a file's
+/// decode failure through `ImageDownloaderError.forDecodingFailure` and `forIncompleteImage`, so that one failure
+/// has one wording. Transport failures are worded by the library (`ImageDownloaderError.network`'s description).
 enum ErrorMessages {
     /// `mimeType`: the response's, when there was one (an error page served with status 200 says so).
     static func describe(_ error: any Error, mimeType: String? = nil) -> String {
@@ -20,7 +22,10 @@ enum ErrorMessages {
         case let error as URLError:
             return describe(ImageDownloaderError.network(error))
         case let error as ImageDecodingError where error == .unsupportedFormat:
-            return "not an image this build can decode"
+            return "not an image this build can decode"  // without the bytes, nothing more can be said
+        case let error as ImageDecodingError:
+            // A decoder's error without the bytes it failed on: as the download would word it.
+            return describe(ImageDownloaderError.forDecodingFailure(error, data: Data()), mimeType: mimeType)
         case let error as any CustomStringConvertible:
             return error.description
         default:
@@ -28,17 +33,32 @@ enum ErrorMessages {
         }
     }
 
+    /// The words of a file's decode failure (`imagedl decode`, `imagedl thumbnail FILE`): as a download of the same
+    /// bytes would report it.
+    static func describeDecoding(_ error: any Error, data: Data) -> String {
+        describe(ImageDownloaderError.forDecodingFailure(error, data: data))
+    }
+
     private static func describe(_ error: ImageDownloaderError, mimeType: String?) -> String {
         switch error {
         case .badImageData(let reason):
             if let mimeType, !mimeType.lowercased().hasPrefix("image/"), isAboutTheBytes(reason) {
                 // The usual cause: an error or login page served with status 200.
-                return "not an image (the server sent \(mimeType))"
+                return "not an image: the server sent \(mimeType)"
             }
-            if case .decoding(.unsupportedFormat) = reason {
+            switch reason {
+            case .notAnImage(let what):
+                return "not an image: \(what)"
+            case .truncated(let count, partialImageAvailable: true):
+                return "truncated: the data (\(count) bytes) ends before the image is complete "
+                    + "(--allow-incomplete keeps the decoded part)"
+            case .truncated(let count, partialImageAvailable: false):
+                return "truncated: the data (\(count) bytes) ends before any pixel"
+            case .decoding(.unsupportedFormat):
                 return "no registered decoder for \(mimeType ?? "this format")"
+            default:
+                return error.description
             }
-            return error.description
         case .invalidDownloadStatusCode(let code):
             return "HTTP \(code) \(HTTPURLResponse.localizedString(forStatusCode: code))"
         default:

@@ -8,7 +8,7 @@ final class StreamingReporter: DownloadReporter {
     private var finishedCount = 0
     private var succeededCount = 0
     private var bytes = 0
-    private var sharedWaits = 0
+    private var caches = CacheTally()
 
     init(preview: Bool, write: @escaping (String) -> Void = { Console.out($0) }) {
         self.preview = preview
@@ -22,7 +22,7 @@ final class StreamingReporter: DownloadReporter {
         finishedCount += 1
         if record.state == .succeeded { succeededCount += 1 }
         bytes += record.bytes ?? 0
-        if record.waitedForSharedFetch { sharedWaits += 1 }
+        caches.add(record)
         write("[\(record.index + 1)] \(record.url.absoluteString)  " + ProgressLine.finished(record, columns: 200) + "\n")
         if preview, record.state == .succeeded, let image = record.image {
             for line in HalfBlockRenderer.render(image, maxColumns: 48, maxRows: 16) { write(line + "\n") }
@@ -40,7 +40,7 @@ final class StreamingReporter: DownloadReporter {
         let total = finishedCount + records.filter { !$0.isFinished }.count
         var summary = "\n\(succeededCount) of \(total) downloaded, \(Formatting.bytes(bytes)) in all"
         if total > succeededCount { summary += "; \(total - succeededCount) failed or cancelled" }
-        if sharedWaits > 0 { summary += "; \(sharedWaits) waited for another process" }
+        summary += caches.text
         write(summary + "\n")
     }
 }

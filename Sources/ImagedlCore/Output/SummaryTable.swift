@@ -37,20 +37,9 @@ enum SummaryTable {
         return lines
     }
 
-    /// "; HTTP cache: 2 hits, 1 stale, 1 revalidated" when the HTTP cache answered any download, and
-    /// "; 3 waited for another process" when a shared cache's single-flight made downloads wait.
+    /// The cache answers and shared-cache waits of the run (`CacheTally`), counted on every run.
     static func cacheCounts(_ records: [DownloadRecord]) -> String {
-        let results = records.filter { $0.state == .succeeded }.compactMap(\.cacheResult)
-        let hits = results.filter { $0 == .hit }.count
-        let stale = results.filter { $0 == .stale }.count
-        let revalidated = results.filter { $0 == .revalidated }.count
-        let waits = records.filter(\.waitedForSharedFetch).count
-        var text = ""
-        if hits + stale + revalidated > 0 {
-            text += "; HTTP cache: \(hits) \(hits == 1 ? "hit" : "hits"), \(stale) stale, \(revalidated) revalidated"
-        }
-        if waits > 0 { text += "; \(waits) waited for another process" }
-        return text
+        CacheTally(records).text
     }
 
     static func row(_ record: DownloadRecord) -> [String] {
@@ -68,7 +57,7 @@ enum SummaryTable {
             pixels,
             record.bytes.map(Formatting.bytes) ?? (record.received > 0 ? Formatting.bytes(record.received) : "-"),
             record.startedAt == nil ? "-" : Formatting.duration(record.elapsed(now: record.finishedAt ?? 0)),
-            record.cacheResult.map { $0 == .memory ? "hit" : $0.rawValue } ?? "-",
+            record.cacheResult.map { $0 == .memory ? "memory" : $0.rawValue } ?? "-",
             record.error ?? "",
         ]
     }

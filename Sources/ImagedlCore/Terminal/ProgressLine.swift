@@ -31,12 +31,15 @@ enum ProgressLine {
             if let format = record.format, let w = record.width, let h = record.height {
                 stats += "  \(format.rawValue) \(w)x\(h)"
             }
-            if record.cacheHit { stats += "  (cache)" }
+            if record.incomplete { stats += "  incomplete" }
+            if let cache = record.cacheResult { stats += "  (\(cache.words))" }
+            if let resumed = record.resumedFrom { stats += "  (resumed at byte \(resumed))" }
             return assemble(name: record.name, fraction: 1, stats: stats, columns: columns)
         case .cancelled:
             return fitLine("\(record.name)  cancelled", columns: columns)
         default:
-            return fitLine("\(record.name)  failed: \(record.error ?? "unknown error")", columns: columns)
+            let cache = record.cacheResult.map { " (\($0.words))" } ?? ""
+            return fitLine("\(record.name)  failed: \(record.error ?? "unknown error")\(cache)", columns: columns)
         }
     }
 

@@ -54,7 +54,8 @@ final class ThumbnailCommand: Sendable {
         }
         let downloader: ImageDownloader?
         do {
-            downloader = urls.isEmpty ? nil : try options.network.makeThumbnailDownloader()
+            downloader = try urls.isEmpty ? nil : options.network.makeDownloader(
+                options.network.downloaderConfiguration(httpCache: options.network.makeHTTPCache()))
         } catch {
             for (index, _) in urls { queue.push(.failure(index: index, "cannot set up downloads: \(error)")) }
             downloader = nil
@@ -104,7 +105,7 @@ final class ThumbnailCommand: Sendable {
             record = results.update(index) { $0.error = message }
         case .file:
             return   // `loaded` reads files
-        case .data(let index, let data):
+        case .data(let index, let data, let mimeType):
             let start = DispatchTime.now().uptimeNanoseconds
             let outcome = Result { try pipeline.run(data) }
             record = results.update(index) { record in
@@ -116,11 +117,13 @@ final class ThumbnailCommand: Sendable {
                         record.width = output.image.width
                         record.height = output.image.height
                         record.bytes = output.encoded.count
+                        record.incomplete = output.isIncomplete
                     } catch {
                         record.error = "cannot write \(record.destination.path): \(error.localizedDescription)"
                     }
                 case .failure(let error):
-                    record.error = ErrorMessages.describe(error)
+                    // The server's MIME type for a URL (an HTML page served as the image says so).
+                    record.error = ErrorMessages.describe(error, mimeType: mimeType)
                 }
                 record.seconds = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
             }
@@ -128,17 +131,26 @@ final class ThumbnailCommand: Sendable {
         reporter.finished(record)
     }
 
+    /// Downloads the bytes of `url` (decoded by the workers, like a file's), with the download command's network
+    /// options: `--retry` retries (and resumes) a lost connection here too.
     private func fetch(_ url: URL, index: Int, with downloader: ImageDownloader, into queue: ThumbnailJobQueue) {
-        var options: ImageDownloaderOptions = [.avoidDecodeImage]
-        if self.options.network.usesHTTPCache { options.insert(.useURLCache) }
-        downloader.downloadImage(url, options: options, context: nil, progress: nil) { _, data, error, finished in
+        let options = self.options.network.requestOptions.union(.avoidDecodeImage)
+        let response = LastResponse()
+        var context = ImageDownloaderContext()
+        // Records the response, so that a failure can say what the server sent (the completion has no response).
+        context.responseModifier = ImageDownloaderResponseModifierBlock { received in
+            response.set(received as? HTTPURLResponse)
+            return received
+        }
+        downloader.downloadImage(url, options: options, context: context, progress: nil) { _, data, error, finished in
             guard finished else { return }
+            let mimeType = response.mimeType
             if let error {
-                queue.push(.failure(index: index, ErrorMessages.describe(error)))
+                queue.push(.failure(index: index, ErrorMessages.describe(error, mimeType: mimeType)))
             } else if let data, !data.isEmpty {
-                queue.push(.data(index: index, data))
+                queue.push(.data(index: index, data, mimeType: mimeType))
             } else {
-                queue.push(.failure(index: index, "empty response"))
+                queue.push(.failure(index: index, ErrorMessages.describe(ImageDownloaderError.badImageData(.emptyBody))))
             }
         }
     }
@@ -174,7 +186,7 @@ extension ThumbnailJobQueue.Job {
         }
         guard !isDirectory.boolValue else { return .failure(index: index, "is a folder") }
         guard let data = FileManager.default.contents(atPath: path) else { return .failure(index: index, "cannot read file") }
-        return .data(index: index, data)
+        return .data(index: index, data, mimeType: nil)
     }
 }
 
@@ -196,4 +208,13 @@ final class ThumbnailResults: @unchecked Sendable {  // `lock` guards `records`
             return records[index]
         }
     }
+}
+
+/// The last response of one URL's download, set on the transport's thread and read by the completion.
+private final class LastResponse: @unchecked Sendable {  // `lock` guards `response`
+    private let lock = NSLock()
+    private var response: HTTPURLResponse?
+
+    func set(_ value: HTTPURLResponse?) { lock.withLock { response = value } }
+    var mimeType: String? { lock.withLock { response?.mimeType } }
 }

@@ -6,8 +6,8 @@ final class ThumbnailJobQueue: @unchecked Sendable {  // `condition` guards ever
     enum Job {
         /// A file to read (by the worker, so only the images in flight are in memory).
         case file(index: Int, path: String)
-        /// The input's bytes.
-        case data(index: Int, Data)
+        /// The input's bytes, and the server's MIME type for a URL.
+        case data(index: Int, Data, mimeType: String?)
         /// The input could not be read or downloaded.
         case failure(index: Int, String)
     }

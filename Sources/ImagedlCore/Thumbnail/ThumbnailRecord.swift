@@ -15,10 +15,12 @@ struct ThumbnailRecord: Sendable {
     var bytes: Int?
     /// Decode, transform, encode and write, in seconds (not the download).
     var seconds: Double?
+    /// The input ended early and the thumbnail shows its decoded part (`--allow-incomplete`).
+    var incomplete = false
     var error: String?
 
-    /// `{"input":…,"file":…,"status":"ok","format":…,"width":…,"height":…,"bytes":…,"seconds":…,"error":null}`;
-    /// `file` is null when nothing was written.
+    /// `{"input":…,"file":…,"status":"ok","format":…,"width":…,"height":…,"bytes":…,"seconds":…,"incomplete":…,
+    /// "error":null}`; `file` is null when nothing was written, `incomplete` null when no thumbnail was made.
     func json(format: ThumbnailOptions.Format) -> JSONValue {
         .object([
             ("input", .string(input)),
@@ -29,6 +31,7 @@ struct ThumbnailRecord: Sendable {
             ("height", height.map(JSONValue.int) ?? .null),
             ("bytes", bytes.map(JSONValue.int) ?? .null),
             ("seconds", seconds.map(JSONValue.double) ?? .null),
+            ("incomplete", succeeded ? .bool(incomplete) : .null),
             ("error", error.map(JSONValue.string) ?? .null),
         ])
     }
@@ -37,7 +40,7 @@ struct ThumbnailRecord: Sendable {
     var line: String {
         guard succeeded, let width, let height else { return "\(input): \(error ?? "failed")" }
         return "\(input) → \(destination.path)  \(width)×\(height)  \(Formatting.bytes(bytes ?? 0))  "
-            + Formatting.duration(seconds ?? 0)
+            + Formatting.duration(seconds ?? 0) + (incomplete ? "  incomplete (data ends early)" : "")
     }
 }
 

@@ -38,13 +38,10 @@ public struct ImageDownloadFailure: Error, Sendable, CustomStringConvertible {
         return false
     }
 
-    /// Attempts the download made, retries included (`metrics.attemptCount`, which also counts a request a
-    /// transport re-sent on its own); 0 when it ended before its first attempt started (refused, cancelled
-    /// while queued) or was answered by the HTTP cache without a request.
-    public var attemptCount: Int {
-        guard let metrics, metrics.startedAt != nil, metrics.source != .httpCache else { return 0 }
-        return metrics.attemptCount
-    }
+    /// Requests the download sent, retries included (`metrics.attemptCount`, which also counts a request a
+    /// transport re-sent on its own); 0 when it ended before its first request (refused, cancelled while
+    /// queued) or was answered by the HTTP cache without a request (a stored 404).
+    public var attemptCount: Int { metrics?.attemptCount ?? 0 }
 
     /// The error's message, with the attempt count when the download was tried more than once:
     /// "unacceptable HTTP status 503 (Service Unavailable) (after 3 attempts)".

@@ -14,12 +14,21 @@ public struct ImageDownloadResult: Sendable {
     public var response: HTTPURLResponse?
     /// Measured timings (`nil` for a memory-cache hit).
     public var metrics: ImageDownloadMetrics?
+    /// Where the image came from: `.memoryCache` (decoded images, no bytes and no metrics), `.httpCache` (a
+    /// stored response, without a request; a shared Redis tier too), `.revalidatedHTTPCache` (a stored body
+    /// the server confirmed with 304) or `.network`.
+    public var source: ImageDownloadMetrics.Source
 
-    public init(image: DecodedImage?, data: Data, response: HTTPURLResponse?, metrics: ImageDownloadMetrics?) {
+    /// `source` nil: the metrics' source, or `.memoryCache` without metrics.
+    public init(
+        image: DecodedImage?, data: Data, response: HTTPURLResponse?, metrics: ImageDownloadMetrics?,
+        source: ImageDownloadMetrics.Source? = nil
+    ) {
         self.image = image
         self.data = data
         self.response = response
         self.metrics = metrics
+        self.source = source ?? metrics?.source ?? .memoryCache
     }
 }
 

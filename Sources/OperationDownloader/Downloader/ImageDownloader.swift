@@ -101,6 +101,9 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     ) {
         self.deadlineMonitor = deadlineMonitor
         var configuration = configuration
+        // Resolved once (the default depends on what else the configuration holds), and kept as chosen: the
+        // downloader's `configuration` says which transport it runs.
+        configuration.transport = configuration.transport
         configuration.maxConcurrentDownloads = max(1, configuration.maxConcurrentDownloads)
         let sessionConfiguration = (configuration.sessionConfiguration.copy() as? URLSessionConfiguration) ?? .default
         // Linux facts: URLCache entries are served for every policy (the package caches itself), the request's

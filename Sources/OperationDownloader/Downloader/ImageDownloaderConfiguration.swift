@@ -24,8 +24,21 @@ public struct ImageDownloaderConfiguration {
     /// An optional cap on the whole transfer of one attempt (network only: decoding never counts); nil = none.
     /// Fails with `.network(URLError(.timedOut))`.
     public var maximumDownloadDuration: TimeInterval?
-    /// Which engine carries the HTTP exchanges (default `.urlSession`; see `ImageDownloaderTransport`).
-    public var transport: ImageDownloaderTransport = .urlSession
+    /// Which engine carries the HTTP exchanges. Unless set: `ImageDownloaderTransport.platformDefault` (curl on
+    /// Linux where libcurl loads, URLSession elsewhere), or URLSession for a downloader with a custom
+    /// `operationClass` or `sessionConfiguration`.
+    public var transport: ImageDownloaderTransport {
+        get { chosenTransport ?? defaultTransport }
+        set { chosenTransport = newValue }
+    }
+    /// The transport set explicitly; nil: the default.
+    private var chosenTransport: ImageDownloaderTransport?
+    /// What a configuration that names no transport uses: URLSession when it holds something only URLSession
+    /// serves (an operation class, whose subclasses may override the URLSession delegate methods; a session
+    /// configuration).
+    private var defaultTransport: ImageDownloaderTransport {
+        operationClass == nil && !hasCustomSessionConfiguration ? .platformDefault : .urlSession
+    }
     /// Certificate verification for the curl transport: a CA file, pinned keys (URLSession ignores it).
     public var tls: ImageDownloaderTLSConfiguration = .systemDefault
     /// The proxy for the curl transport: the environment (default), none, or a URL (URLSession ignores it).
@@ -37,9 +50,15 @@ public struct ImageDownloaderConfiguration {
     public var minimumProgressInterval: Double = 0
     /// FIFO or LIFO.
     public var executionOrder: ImageDownloaderExecutionOrder = .fifo
-    /// The session configuration to copy. The downloader always turns off the session's URL cache and cookie
-    /// handling (see Docs/Linux.md) and raises `httpMaximumConnectionsPerHost` to `maxConcurrentDownloads`.
-    public var sessionConfiguration: URLSessionConfiguration = .default
+    /// The session configuration to copy (URLSession transport: setting it makes URLSession the default
+    /// transport). The downloader always turns off the session's URL cache and cookie handling (see
+    /// Docs/Linux.md) and raises `httpMaximumConnectionsPerHost` to `maxConcurrentDownloads`.
+    public var sessionConfiguration: URLSessionConfiguration {
+        get { customSessionConfiguration ?? .default }
+        set { customSessionConfiguration = newValue }
+    }
+    private var customSessionConfiguration: URLSessionConfiguration?
+    var hasCustomSessionConfiguration: Bool { customSessionConfiguration != nil }
     /// The operation class to create (default `ImageDownloaderOperation`).
     public var operationClass: (any ImageDownloaderOperationProtocol.Type)?
     /// The credential answered to authentication challenges.

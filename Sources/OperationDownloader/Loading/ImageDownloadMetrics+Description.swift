@@ -7,6 +7,7 @@ extension ImageDownloadMetrics.Source: CustomStringConvertible {
         case .network: return "network"
         case .httpCache: return "HTTP cache"
         case .revalidatedHTTPCache: return "HTTP cache, revalidated (304)"
+        case .memoryCache: return "memory cache"
         }
     }
 }
@@ -29,6 +30,7 @@ extension ImageDownloadMetrics: CustomStringConvertible {
             if !phases.isEmpty { size += " (\(phases.joined(separator: ", ")))" }
         }
         parts.append(size)
+        if let resumedFromByte { parts.append("resumed at byte \(resumedFromByte)") }
         if attemptCount > 1 { parts.append("\(attemptCount) attempts") }
         if redirectCount > 0 { parts.append(redirectCount == 1 ? "1 redirect" : "\(redirectCount) redirects") }
         if let remoteAddress { parts.append(remoteAddress) }

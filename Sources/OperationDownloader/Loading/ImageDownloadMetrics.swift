@@ -3,14 +3,18 @@ import Foundation
 /// Timings and sizes of one download, measured by the package itself (URLSession on Linux delivers no
 /// task metrics). All dates are wall-clock; `nil` means the phase was not reached.
 public struct ImageDownloadMetrics: Sendable, Equatable {
-    /// Where the bytes of a download came from.
-    public enum Source: Sendable, Equatable {
+    /// Where the image of a download came from (Kingfisher's `cacheType`, Nuke's `ImageResponse.cacheType`).
+    public enum Source: Sendable, Equatable, CaseIterable {
         /// A response body from the server.
         case network
-        /// The HTTP cache (`.useURLCache`), without any request.
+        /// The HTTP cache (`.useURLCache`: its directory, memory layer or Redis), without any request; also a
+        /// stale stored response served instead of an error (`servedStale`).
         case httpCache
         /// The HTTP cache after the server answered a conditional request with 304 Not Modified.
         case revalidatedHTTPCache
+        /// The downloader's memory cache of decoded images: no bytes, no request
+        /// (`ImageDownloadResult.source`; such a result has no metrics).
+        case memoryCache
     }
 
     /// Where the bytes came from (default `.network`).
@@ -40,8 +44,13 @@ public struct ImageDownloadMetrics: Sendable, Equatable {
     public var statusCode: Int?
     /// How many redirects were followed.
     public var redirectCount: Int
-    /// Attempts made: 1 without retries (Docs/Options.md). Counts requests a transport re-sent on its own too.
+    /// Requests sent: 1 for a download without retries, more with them (Docs/Options.md); 0 when the HTTP cache
+    /// answered without a request (a stored 404 included) or the download ended before its first request.
+    /// Counts requests a transport re-sent on its own too. (A value made with `init` says 1.)
     public var attemptCount: Int = 1
+    /// The first byte the final response started at when a retry resumed a body cut short with
+    /// `Range: bytes=N-` (the bytes before it came from earlier attempts); nil when the body came whole.
+    public var resumedFromByte: Int?
     /// The HTTP version of the final response ("1.1", "2"), where the transport tells.
     public var httpVersion: String?
     /// The server's address as connected ("127.0.0.1", "::1"), where the transport tells.

@@ -53,8 +53,8 @@ final class FinalImages: @unchecked Sendable {  // `results` is lock-guarded (`L
         case .failure(let error): return (nil, error)
         case .success(let value): image = value
         }
-        if image.isIncomplete && !record.allowsIncompleteImages {
-            return (nil, ImageDownloaderError.badImageData(.truncated(receivedBytes: data.count, partialImageAvailable: true)))
+        if !record.allowsIncompleteImages, let truncated = ImageDownloaderError.forIncompleteImage(image, data: data) {
+            return (nil, truncated)
         }
         switch transform(image, variant: record.variant, with: record.transformer) {
         case .failure(let error):

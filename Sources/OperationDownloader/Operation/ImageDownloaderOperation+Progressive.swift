@@ -25,16 +25,17 @@ extension ImageDownloaderOperation {
         let (manager, interval) = (transferOptions.codersManager, transferOptions.progressiveDecodingInterval)
         let options = decoding.options(url: url, defaultMaximumPixelCount: nil)
         modifyState {
-            $0.addProgressiveStream(for: decoding, options: options) { queue in
-                ProgressiveDecoding(queue: queue, manager: manager, interval: interval) {
-                    [weak self] image, decoding in self?.deliverPartial(image, decoding: decoding)
+            $0.addProgressiveStream(for: decoding, options: options) { queue, after in
+                ProgressiveDecoding(queue: queue, manager: manager, interval: interval, partialImagesAfter: after) {
+                    [weak self] image, decoding, decoders in self?.deliverPartial(image, decoding: decoding, from: decoders)
                 }
             }
         }
     }
 
-    private func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding) {
-        guard modifyState({ $0.attempt != nil }) else { return }
+    /// A partial image of the running attempt's decoders (those of a body that started over are dropped).
+    private func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding, from decoders: ProgressiveDecoding) {
+        guard modifyState({ $0.attempt != nil && $0.progressive === decoders }) else { return }
         callers.deliverPartial(image, decoding: decoding)
     }
 

@@ -11,13 +11,17 @@ import FoundationNetworking
 /// - the policy is the operation's (its first caller's context, else the configuration), for every coalesced
 ///   caller; callers joining during the wait share the next attempt; each caller is answered exactly once, by
 ///   `finish`, after the last attempt;
-/// - an attempt is retried only while nothing of it reached a caller beyond the response (`Attempt.
-///   deliveredBeyondResponse`);
+/// - an attempt is retried whether or not a caller saw its bytes: progress may start again from the next
+///   attempt's first byte, and partial images never go back to an older one (`ProgressiveDecoding`'s
+///   `partialImagesAfter`);
+/// - a body cut short is resumed when the server allows it (`ResumePoint`): the next request asks for the rest
+///   with `Range` and `If-Range`, and the bytes kept, the progress and the incremental decoders go on;
 /// - every attempt posts its own `imageDownloadStart` / `imageDownloadStop` pair (a network-activity counter
 ///   sees no activity during the wait); `imageDownloadFinish` goes out once, with a successful answer;
 /// - the idle timeout and `maximumDownloadDuration` are per attempt (each transfer has its own clocks);
 /// - a cancel during the wait ends it at once (`finish` cancels the `RetryWait`) and answers `.cancelled`;
-/// - nothing of a failed attempt is stored in the HTTP cache (only `complete` stores, after a success).
+/// - nothing of a failed attempt is stored in the HTTP cache (only `complete` stores, after a success, and a
+///   resumed body is stored whole, with the `200` it continues).
 extension ImageDownloaderOperation {
     /// `transfer`'s attempt failed with `error`: retry after a backoff wait, or end the operation with `error`.
     func retryOrFinish(_ transfer: any TransportTransfer, _ error: ImageDownloaderError, cancelTransfer: Bool) {
@@ -30,7 +34,7 @@ extension ImageDownloaderOperation {
             return
         }
         let decision = RetryPlanner(policy: policy).decide(
-            after: error, response: failed.response?.urlResponse, deliveredBeyondResponse: failed.delivered, attempt: failed.attempt)
+            after: error, response: failed.response?.urlResponse, attempt: failed.attempt)
         guard case .retry(let delay) = decision else {
             finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
             return

@@ -31,7 +31,8 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
 
     /// Starts one transfer of `request`: the first attempt, or a retry after its wait
     /// (ImageDownloaderOperation+Retry.swift), each seen by the callers as a start. `first` false: a later
-    /// transfer of the same attempt (the HTTP cache's refetch), which the callers already saw start.
+    /// transfer of the same attempt (the HTTP cache's refetch, or the download asking again without `Range`
+    /// after a `206` that did not fit), which the callers already saw start.
     func startAttempt(_ request: URLRequest, first: Bool = true) {
         // data: URLs are served by the package itself, on every transport (DataURLTransfer).
         let url = request.url
@@ -49,8 +50,10 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
             }
             return
         }
+        // [resume] After a body cut short, the request may ask for the rest (`Range`, `If-Range`).
+        let (toSend, resuming) = modifyState { $0.requestForAttempt(request) }
         let transferRequest = TransferRequest(
-            urlRequest: request, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
+            urlRequest: toSend, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
             priority: TransferRequest.priority(for: queuePriority), idleTimeout: transferOptions.idleTimeout,
             maximumResponseSize: transferOptions.maximumResponseSize,
             timeoutIntervalIsUnset: transferOptions.plumbing?.timeoutIntervalIsUnset ?? false)
@@ -61,12 +64,15 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         }
         let timeouts = TransferTimeouts(
             monitor: deadlineMonitor, idle: transferOptions.idleTimeout, maximumDuration: transferOptions.maximumDownloadDuration)
-        let attempt = Attempt(transfer: transfer, timeouts: timeouts, sniffs: transferOptions.sniffsBody)
+        let attempt = Attempt(
+            transfer: transfer, timeouts: timeouts, sniffs: transferOptions.sniffsBody, request: request, resuming: resuming)
         // A cancel while starting ends the download and cancels the transfer (a URLSession task exists already).
         guard let reports = modifyStateAndRunActions({ $0.beginAttempt(attempt) }) else { return }
+        // Decoders the body so far needs (none when they run already: a resumed body keeps its own).
+        if transferOptions.mayDecodeProgressively { startProgressiveDecoding() }
         if first {
-            if transferOptions.mayDecodeProgressively { startProgressiveDecoding() }
-            if reports { callers.reportProgress(0, -1) }
+            // [resume] An attempt asking for the rest reports the bytes kept (progress never goes back for it).
+            if reports { callers.reportProgress(resuming?.from ?? 0, -1) }
             callers.post(.start, object: self)
         }
         // Held strongly: the monitor drops its registrations when the clocks stop (every attempt's end) or fire,
@@ -124,13 +130,27 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         }
         let limit = transferOptions.maximumResponseSize
         let delivered = response
-        guard let checked = modifyState({
+        let arrival = modifyStateAndRunActions {
             $0.responseArrived(
                 delivered, server: serverResponse, fromCache: fromCache, from: transfer, maximumResponseSize: limit)
-        }) else { return }
+        }
+        let checked: DownloadStateMachine.ResponseCheck
+        switch arrival {
+        case nil:
+            return
+        case .askAgain(let request)?:
+            // [resume] A 206 that is not the rest of the bytes kept: dropped, and the whole asked for again.
+            transfer.cancel()
+            startAttempt(request, first: false)
+            return
+        case .validate(let check)?:
+            checked = check
+        }
+        // [resume] A body that starts over gets new incremental decoders (the old ones hold the other bytes).
+        if checked.restartsDecoding, transferOptions.mayDecodeProgressively { startProgressiveDecoding() }
         let reports = checked.reportsProgress
         let sameOriginRetry = checked.mayRetryAuthentication && sameOrigin(response.url, originalRequest.url)
-        switch checked.validation.verdict(for: response, mayRetryAuthentication: sameOriginRetry) {
+        switch checked.validation.verdict(for: checked.judged, mayRetryAuthentication: sameOriginRetry) {
         case .reject(let error):
             // A 503 or 429 may be retried (its Retry-After is in `serverResponse`).
             attemptFailed(transfer, error, cancelTransfer: true)
@@ -139,7 +159,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
             modifyState { $0.awaitAuthenticationRetry(transfer) }
         case .accept(let expected):
             modifyState { $0.responseAccepted(transfer, expected: expected, maximumReserved: Self.maximumReservedBytes) }
-            if reports { callers.reportProgress(0, expected) }
+            if reports { callers.reportProgress(checked.resumedFrom ?? 0, expected) }
             callers.post(.receiveResponse, object: self)
         }
     }
@@ -225,7 +245,8 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         guard let ended = modifyStateAndRunActions({
             $0.transferCompleted(transfer, metrics: metrics, minimumBodySize: minimumBodySize)
         }) else { return }
-        if let error {
+        // A connection cut short is the same retryable `.networkConnectionLost` on every transport.
+        if let error = ConnectionLoss.classify(error, body: ended.body, url: requestURL) {
             attemptFailed(transfer, Self.downloaderError(
                 for: error, cancelRequested: ended.cancelRequested, bodySize: ended.bodySize,
                 redirectCount: ended.redirects))

@@ -14,12 +14,35 @@ extension ImageDownloadMetrics {
         secureConnectionDuration = transfer.secureConnectionDuration ?? secureConnectionDuration
     }
 
+    /// An attempt sends its request: what an earlier attempt measured no longer describes the download's last
+    /// request (`keptBytes`: body bytes kept from a cut attempt, which the request asks to continue).
+    mutating func recordRequestStarted(keptBytes: Int) {
+        responseAt = nil
+        firstByteAt = nil
+        statusCode = nil
+        receivedBytes = keptBytes
+        expectedBytes = -1
+        resumedFromByte = nil
+        httpVersion = nil
+        remoteAddress = nil
+        connectionReused = nil
+        domainLookupDuration = nil
+        connectDuration = nil
+        secureConnectionDuration = nil
+    }
+
     /// A response arrived (an authentication retry or a redirect sends another one: the last one counts).
-    mutating func recordResponse(status: Int?) {
+    /// `resumedFrom`: a `206` continuing the first bytes of a cut body, which count as received.
+    mutating func recordResponse(status: Int?, resumedFrom: Int? = nil) {
         responseAt = Date()
         statusCode = status
-        receivedBytes = 0
-        firstByteAt = nil
+        resumedFromByte = resumedFrom
+        guard let resumedFrom else {
+            receivedBytes = 0
+            firstByteAt = nil
+            return
+        }
+        receivedBytes = resumedFrom
     }
 
     /// The bytes came from the HTTP cache without any request.

@@ -10,34 +10,48 @@ import Decoding
 /// ever receives new bytes (never a re-decode from byte 0), and each produces a partial image at most once per
 /// `interval`. A decoder added while bytes are arriving (a caller with another variant joined) starts from the
 /// bytes received so far. `finish` appends what is left with `isFinal: true` and returns each final image.
-final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pending*`/`drainQueued`/`keys`; the rest is touched only on `queue`
+///
+/// Decoders made after a download started over (a retry from byte 0) are given `partialImagesAfter`: the body
+/// bytes behind the newest partial image delivered before, so they deliver none older.
+final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pending*`/`drainQueued`/`keys`/`delivered`; the rest is touched only on `queue`
     /// How many bytes may accumulate before any coder recognises them; past that, a decoder gives up and the
     /// final image comes from a one-shot decode.
     static let maximumSniffBytes = 64 * 1024
     /// Incremental decoders per download.
     static let maximumStreams = 4
 
-    typealias Deliver = @Sendable (DecodedImage, ImageVariant.Decoding) -> Void
+    /// A partial image, its variant, and the decoders that made it (so a late one of dropped decoders is told apart).
+    typealias Deliver = @Sendable (DecodedImage, ImageVariant.Decoding, ProgressiveDecoding) -> Void
 
     private let queue: DispatchQueue
     private let manager: ImageCodersManager
     private let interval: TimeInterval
+    private let partialImagesAfter: Int
     private let deliver: Deliver
     private let lock = NSLock()
     private var pendingChunks: [(offset: Int, data: Data)] = []
     private var pendingStreams: [Stream] = []
     private var drainQueued = false
     private var keys: Set<ImageVariant.Decoding> = []
+    private var delivered = 0
 
     // Coder-queue state.
     private var streams: [Stream] = []
 
-    init(queue: DispatchQueue, manager: ImageCodersManager, interval: TimeInterval, deliver: @escaping Deliver) {
+    /// `partialImagesAfter`: partial images are delivered only once a decoder has consumed more body bytes.
+    init(
+        queue: DispatchQueue, manager: ImageCodersManager, interval: TimeInterval, partialImagesAfter: Int = 0,
+        deliver: @escaping Deliver
+    ) {
         self.queue = queue
         self.manager = manager
         self.interval = max(0, interval)
+        self.partialImagesAfter = partialImagesAfter
         self.deliver = deliver
     }
+
+    /// Body bytes behind the newest partial image delivered (0 before any).
+    var partialImagesThrough: Int { lock.withLock { delivered } }
 
     /// Adds a decoder for `key` unless there is one (or `maximumStreams` already): `received` are the body's
     /// bytes so far, and every chunk fed later must start at `received.count` or before (chunks are
@@ -105,8 +119,11 @@ final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pendin
     private func drain() {
         absorbPending()
         let now = DispatchTime.now().uptimeNanoseconds
-        for stream in streams {
-            if let image = stream.partialImage(now: now, interval: interval) { deliver(image, stream.key) }
+        for stream in streams where stream.consumedBytes > partialImagesAfter {
+            guard let image = stream.partialImage(now: now, interval: interval) else { continue }
+            let through = stream.consumedBytes
+            lock.withLock { delivered = max(delivered, through) }
+            deliver(image, stream.key, self)
         }
     }
 
@@ -120,6 +137,7 @@ final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pendin
         private var failed = false
         /// Body bytes consumed (fed, or held in `sniffed`).
         private var consumed = 0
+        var consumedBytes: Int { consumed }
         private var lastPartial: UInt64?
         private var bytesSincePartial = 0
 

@@ -7,8 +7,8 @@ import FoundationNetworking
 ///
 /// Retried: connection refused, reset or lost, DNS failures, timeouts, and HTTP 408, 429, 500, 502, 503, 504.
 /// Never retried: every other status, bad image data, too-large bodies, TLS failures, cancellation, and any
-/// error this type does not know. Conservative on purpose: corelibs reports a body cut short by a FIN, and a
-/// TLS failure alike, as `URLError(.unknown)` (-1), so -1 is never retried.
+/// error this type does not know. A connection cut short is `.networkConnectionLost` on every transport
+/// (`ConnectionLoss`: corelibs' -1 for a cut body is turned into it); any other -1 is never retried.
 enum RetryClassification {
     /// HTTP statuses worth another attempt: timeouts, rate limiting and temporary server or gateway trouble.
     static let retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]

@@ -41,13 +41,11 @@ struct RetryPlanner: Sendable {
     ///
     /// - Parameters:
     ///   - response: the failed attempt's response, if one arrived (for `Retry-After`).
-    ///   - deliveredBeyondResponse: whether any caller already saw more than the response of this attempt (a
-    ///     progress report with received bytes, or a partial image): then a retry would show a caller bytes
-    ///     twice, so the failure is final.
-    func decide(
-        after failure: any Error, response: URLResponse?, deliveredBeyondResponse: Bool, attempt: Int
-    ) -> RetryDecision {
-        guard attempt < maximumAttempts, !deliveredBeyondResponse, RetryClassification.isRetryable(failure) else {
+    ///
+    /// Whether a caller already saw bytes of the failed attempt does not matter: progress starts again from
+    /// the next attempt's first byte (Docs/Options.md).
+    func decide(after failure: any Error, response: URLResponse?, attempt: Int) -> RetryDecision {
+        guard attempt < maximumAttempts, RetryClassification.isRetryable(failure) else {
             return .fail
         }
         let jittered = backoff(after: attempt)

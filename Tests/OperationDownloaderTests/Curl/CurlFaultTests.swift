@@ -95,5 +95,12 @@ struct CurlFaultTests {
         #expect(code(98) == .clientCertificateRequired)
         #expect(code(92) == .networkConnectionLost)
         #expect(code(27) == .unknown)
+        // A TLS connection closed without close_notify, where libcurl reports it (OpenSSL 3 without
+        // SSL_OP_IGNORE_UNEXPECTED_EOF): a lost connection; other unreadable bytes are a bad response.
+        let eof = CurlErrorMapping.urlError(.init(
+            code: 56, message: "OpenSSL SSL_read: error:0A000126:SSL routines::unexpected eof while reading, errno 0",
+            osErrno: 0, verifyResult: 0, url: URL(string: "https://a/")!))
+        #expect(eof.code == .networkConnectionLost)
+        #expect(code(56) == .badServerResponse)
     }
 }

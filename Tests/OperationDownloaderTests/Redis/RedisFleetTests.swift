@@ -36,6 +36,9 @@ import TestRequirements
         #expect(first.records.allSatisfy { $0["cache"] is NSNull })
         let second = try await ImagedlProcess(["--http-cache", cacheURL(redis)] + urls).finish()
         #expect(second.status == 0 && values(second.records, "cache") == Array(repeating: "hit", count: 5), "\(second.standardError)")
+        // A Redis hit is an HTTP-cache answer: no request sent (issue 37).
+        #expect(first.records.allSatisfy { $0["attempts"] as? Int == 1 && $0["source"] as? String == "network" })
+        #expect(second.records.allSatisfy { $0["attempts"] as? Int == 0 && $0["source"] as? String == "http_cache" }, "\(second.records)")
         #expect(server.stats(tag: tag).count == 5)
     }
 

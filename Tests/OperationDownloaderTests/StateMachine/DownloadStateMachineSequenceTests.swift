@@ -11,7 +11,7 @@ import FoundationNetworking
     typealias Machine = DownloadStateMachine
 
     private func newAttempt() -> Attempt {
-        Attempt(transfer: InertTransfer(), timeouts: MachineFixture.timeouts, sniffs: false)
+        Attempt(transfer: InertTransfer(), timeouts: MachineFixture.timeouts, sniffs: false, request: MachineFixture.request)
     }
 
     @Test func theStopGoesOutOnceWhenTheEndFindsItUnposted() {
@@ -69,7 +69,7 @@ import FoundationNetworking
         var fixture = MachineFixture(.starting)
         let (_, answer) = fixture.machine.servedFromCache(MachineFixture.cached(status: 404))
         #expect(answer.rejected && !fixture.machine.stopPosted)
-        #expect(fixture.machine.metrics.source == .httpCache && fixture.machine.metrics.attemptCount == 1)
+        #expect(fixture.machine.metrics.source == .httpCache && fixture.machine.metrics.attemptCount == 0)
     }
 
     @Test func attemptsAreCountedOnceRetriesAndReSendsIncluded() {
@@ -202,11 +202,13 @@ import FoundationNetworking
         #expect(fixture.machine.metrics.receivedBytes == cached.data.count)
     }
 
-    @Test func anAttemptThatReportedBytesIsNotRetried() {
+    /// Bytes a caller saw do not stop a retry (progress starts again from the next attempt's first byte); a
+    /// cancel does.
+    @Test func anAttemptThatReportedBytesIsStillRetriedUnlessCancelled() {
         var fixture = MachineFixture(.transferring)
         fixture.machine.callerJoined(reportsProgress: true, decodes: false, wantsPartialImages: false)
         _ = feed(5, to: &fixture)
-        #expect(fixture.machine.failedAttempt(fixture.transfer)?.delivered == true)
+        #expect(fixture.machine.failedAttempt(fixture.transfer)?.attempt == 1)
         _ = fixture.machine.cancel()
         #expect(fixture.machine.failedAttempt(fixture.transfer) == nil)  // cancelled: no retry at all
     }

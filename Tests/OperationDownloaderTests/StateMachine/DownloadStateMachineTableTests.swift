@@ -42,7 +42,7 @@ import FoundationNetworking
         ]),
         Event(name: "begin attempt", apply: { f in
             let (action, reports) = f.machine.beginAttempt(Attempt(
-                transfer: InertTransfer(), timeouts: MachineFixture.timeouts, sniffs: false))
+                transfer: InertTransfer(), timeouts: MachineFixture.timeouts, sniffs: false, request: MachineFixture.request))
             return "\(action.kind) \(reports.map { "\($0)" } ?? "stop")"
         }, expected: [
             "cancelTransfer stop → pending", "none false → transferring", "finish stop → finished",
@@ -56,7 +56,7 @@ import FoundationNetworking
         ]),
         Event(name: "response", apply: { f in
             let response = MachineFixture.response()
-            let check = f.machine.responseArrived(
+            let (_, check) = f.machine.responseArrived(
                 response, server: response, fromCache: nil, from: f.transfer, maximumResponseSize: 100)
             return check == nil ? "stale" : "check"
         }, expected: staleExceptWhileTransferring("check")),

@@ -23,11 +23,12 @@ struct MachineFixture {
     let attempt: Attempt
     let wait = RetryWait()
     static let timeouts = TransferTimeouts(monitor: .shared, idle: 15, maximumDuration: nil)
+    static let request = URLRequest(url: URL(string: "http://127.0.0.1/a.png")!)
     static let clocks = DownloadStateMachine.Clocks(timeouts: timeouts, running: .init(idle: nil, total: nil))
 
     /// A fresh machine moved into `phase` by the events the operation sends to get there.
     init(_ phase: Phase) {
-        attempt = Attempt(transfer: transfer, timeouts: Self.timeouts, sniffs: false)
+        attempt = Attempt(transfer: transfer, timeouts: Self.timeouts, sniffs: false, request: Self.request)
         machine.trapsOnImpossibleTransitions = false
         if phase == .pending { return }
         _ = machine.start(cancelledBefore: false)

@@ -18,12 +18,6 @@ enum TestTransports {
     // Where the transports legitimately differ (Docs/Transports.md, Errors): the expected
     // `ImageDownloaderError.caseName` on each.
 
-    /// A body cut short by a FIN before its Content-Length: corelibs reports -1 (unknown), the curl transport
-    /// `.networkConnectionLost` (-1005, as Apple's URLSession).
-    static func bodyCutShort(_ transport: ImageDownloaderTransport) -> String {
-        transport == .curl ? "network-1005" : "network-1"
-    }
-
     /// A reply that is not HTTP: corelibs reports -1002 (unsupported URL), the curl transport
     /// `.badServerResponse` (-1011).
     static func notAnHTTPResponse(_ transport: ImageDownloaderTransport) -> String {

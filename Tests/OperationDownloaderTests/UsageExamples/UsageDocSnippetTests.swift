@@ -13,6 +13,8 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let docURL = root.appendingPathComponent("Docs/Usage.md")
     static let examplesURL = root.appendingPathComponent("Tests/UsageExamples")
+    /// The complete program (an executable target of its own).
+    static let programURL = root.appendingPathComponent("Tests/UsageProgram")
 
     @Test func everySwiftBlockOfTheUsageGuideIsACompiledExample() throws {
         let regions = try Self.exampleRegions()
@@ -45,12 +47,17 @@ import Testing
         #expect(regions == ["b": "let b = 1"])
     }
 
-    /// Every region of every example file, by name.
+    /// Every region of every example file (Tests/UsageExamples, Tests/UsageProgram), by name.
     static func exampleRegions() throws -> [String: String] {
-        let files = try FileManager.default.contentsOfDirectory(atPath: examplesURL.path).filter { $0.hasSuffix(".swift") }
+        var files: [URL] = []
+        for folder in [examplesURL, programURL] {
+            files += try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
+                .sorted().map { folder.appendingPathComponent($0) }
+        }
         var regions: [String: String] = [:]
-        for file in files.sorted() {
-            let text = try String(contentsOf: examplesURL.appendingPathComponent(file), encoding: .utf8)
+        for url in files {
+            let file = url.lastPathComponent
+            let text = try String(contentsOf: url, encoding: .utf8)
             for (name, code) in try UsageDoc.regions(in: text, file: file) {
                 if regions[name] != nil { throw UsageDoc.Problem(message: "snippet \"\(name)\" is defined twice (\(file))") }
                 regions[name] = code

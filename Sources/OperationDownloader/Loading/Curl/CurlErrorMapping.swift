@@ -7,8 +7,8 @@ import FoundationNetworking
 /// libcurl's result codes as the `URLError`s the rest of the package (retry policy, error reports) expects.
 ///
 /// Closer to Apple's URLSession than corelibs Foundation is (which reports -1 for most failures): a body
-/// cut short is `.networkConnectionLost`, a reply that is not HTTP `.badServerResponse`, a TLS failure its
-/// certificate code. The message is libcurl's own ("transfer closed with 69522 bytes remaining to read").
+/// cut short (a FIN, an RST, an HTTP/2 stream reset, a TLS close without close_notify) is
+/// `.networkConnectionLost`, a reply that is not HTTP `.badServerResponse`, a TLS failure its certificate code. The message is libcurl's own ("transfer closed with 69522 bytes remaining to read").
 enum CurlErrorMapping {
     /// What the curl thread knows about a failed request.
     struct Failure {
@@ -70,6 +70,9 @@ enum CurlErrorMapping {
         case CCURLE_SEND_ERROR, CCURLE_RECV_ERROR:
             if lostConnection.contains(failure.osErrno) { return .networkConnectionLost }
             if failure.osErrno == ETIMEDOUT { return .timedOut }
+            // A TLS connection closed without close_notify (OpenSSL 3: "unexpected eof while reading").
+            let message = failure.message.lowercased()
+            if message.contains("unexpected eof") || message.contains("ssl_read") { return .networkConnectionLost }
             // Without a socket error the bytes were unreadable: chunked framing broken, and the like.
             return failure.osErrno == 0 ? .badServerResponse : .networkConnectionLost
         case CCURLE_BAD_CONTENT_ENCODING:

@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One transfer and what it has received so far. A retry (ImageDownloaderOperation+Retry.swift) makes a new one.
+/// One transfer and what it has received so far. A retry (ImageDownloaderOperation+Retry.swift) makes a new one,
+/// which may continue the bytes of a cut one (`ResumePoint`).
 ///
 /// A class, reached only through `DownloadStateMachine`'s `transferring` phase: its fields are read and written only inside the
 /// operation's state lock (a struct payload would be copied out of the enum and back on every chunk).
@@ -30,20 +31,32 @@ final class Attempt: @unchecked Sendable {  // guarded by the owning operation's
     @exclusivity(unchecked) var serverResponse: TransportResponse?
     /// A 304 answered from the HTTP cache: its stored response and body replace the (empty) 304.
     @exclusivity(unchecked) var revalidated: CachedHTTPResponse?
+    /// A response arrived (a transfer that ends without one was cut inside the response head).
+    @exclusivity(unchecked) var responded = false
+    /// The request as the operation built it, before any `Range` asking for the rest of a cut body.
+    let plainRequest: URLRequest
+    /// [resume] The cut body this attempt asks to continue (its bytes are in `buffer` until the response says
+    /// otherwise); nil once the response starts over.
+    @exclusivity(unchecked) var resuming: ResumePoint?
+    /// [resume] The first byte of the `206` that continued `resuming`.
+    @exclusivity(unchecked) var resumedFrom: Int?
 
-    init(transfer: any TransportTransfer, timeouts: TransferTimeouts, sniffs: Bool) {
+    init(
+        transfer: any TransportTransfer, timeouts: TransferTimeouts, sniffs: Bool, request: URLRequest,
+        resuming: ResumePoint? = nil
+    ) {
         self.transfer = transfer
         self.timeouts = timeouts
         self.lastActivity = timeouts.monitor.now()
-        self.sniffer = sniffs ? BodySniffer() : nil
-    }
-}
-
-extension Attempt {
-    /// Whether a caller saw more of this attempt than its response: a progress report with received bytes, or
-    /// (with progressive decoding) body bytes that an incremental decoder may already have turned into a partial
-    /// image. A retry would then show a caller bytes twice, so the failure is final (Docs/Options.md).
-    func deliveredBeyondResponse(decodesProgressively: Bool) -> Bool {
-        lastReportedSize > 0 || (decodesProgressively && !buffer.isEmpty)
+        self.plainRequest = request
+        self.resuming = resuming
+        if let resuming {
+            // The bytes kept: a caller joining now gets partial images from them, and a cut before the response
+            // keeps them for the next attempt.
+            buffer = resuming.buffer
+            sniffer = resuming.sniffer
+        } else {
+            sniffer = sniffs ? BodySniffer() : nil
+        }
     }
 }

@@ -9,6 +9,19 @@ import FoundationNetworking
 extension DownloadStateMachine {
     // MARK: - An attempt starts
 
+    /// The request an attempt sends: `request` itself, or (after a cut body that can be continued) `request`
+    /// asking for the rest, with the `ResumePoint` its attempt continues. A resume point the request cannot
+    /// carry (the HTTP cache made it conditional) is dropped, and its incremental decoders with it.
+    mutating func requestForAttempt(_ request: URLRequest) -> (request: URLRequest, resuming: ResumePoint?) {
+        guard let point = resumePoint else { return (request, nil) }
+        setResumePoint(nil)
+        guard let ranged = point.rangedRequest(request) else {
+            dropProgressive()
+            return (request, nil)
+        }
+        return (ranged, point)
+    }
+
     /// starting → transferring: one more attempt, one more request (`requestsSent`). Returns whether progress is
     /// reported (nil: the attempt does not go on; the action says why: a cancel that came while starting ends
     /// the download, a finished download just cancels the new transfer).
@@ -22,7 +35,11 @@ extension DownloadStateMachine {
             if case .none = end { return (.cancelTransfer(attempt.transfer), nil) }
             return (end, nil)
         }
-        recordMetrics { if $0.startedAt == nil { $0.startedAt = Date() } }  // durations span the retries
+        recordMetrics {
+            if $0.startedAt == nil { $0.startedAt = Date() }  // durations span the retries
+            // Status, sizes and connection figures are the last request's, not an earlier attempt's.
+            $0.recordRequestStarted(keptBytes: attempt.buffer.count)
+        }
         countRequests(1)
         // The attempt posts its own start (unless a cancel ends it before it does).
         if !cancelRequested { notePosted(stop: false) }
@@ -58,6 +75,8 @@ extension DownloadStateMachine {
         /// What a transport's own size limit reports at least.
         let bodySize: Int
         let redirects: Int
+        /// What `ConnectionLoss` needs to tell a body cut short.
+        let body: ConnectionLoss.Body
     }
 
     /// The transfer completed (with or without an error): its requests counted (a transport re-sending on a
@@ -72,22 +91,24 @@ extension DownloadStateMachine {
         let ended = Ended(
             attempt: attempt, cancelRequested: cancelRequested,
             bodySize: max(minimumBodySize, attempt.expectedSize, attempt.buffer.count),
-            redirects: redirectCount)
+            redirects: redirectCount,
+            body: ConnectionLoss.Body(
+                responded: attempt.responded, received: attempt.buffer.count, expected: attempt.expectedSize,
+                response: attempt.serverResponse))
         return (stopClocks().map(Action.stopClocks) ?? .none, ended)
     }
 
-    /// What the retry policy judges about the failed attempt of `transfer`: the attempt number, whether a caller
-    /// saw more than its response, the response (with its Retry-After). Nil: no retry (cancelled, or stale).
-    func failedAttempt(_ transfer: any TransportTransfer) -> (attempt: Int, delivered: Bool, response: TransportResponse?)? {
+    /// What the retry policy judges about the failed attempt of `transfer`: the attempt number (requests sent so
+    /// far) and the response (with its Retry-After). Nil: no retry (cancelled, or stale).
+    func failedAttempt(_ transfer: any TransportTransfer) -> (attempt: Int, response: TransportResponse?)? {
         guard !cancelRequested, let attempt = attempt(of: transfer) else { return nil }
-        // Incremental decoders run only for callers that asked for partial images.
-        let delivered = attempt.deliveredBeyondResponse(decodesProgressively: progressive != nil)
-        return (requestsSent, delivered, attempt.serverResponse ?? response)
+        return (requestsSent, attempt.serverResponse ?? response)
     }
 
     /// transferring → waitingToRetry: this attempt's stop goes out now (a cancel during the wait posts no second
-    /// one) and the next attempt gets fresh incremental decoders. A cancel or another end that came first: the
-    /// download ends with `error` instead (a no-op when it already ended).
+    /// one). [resume] When the cut body can be continued (`ResumePoint`), its bytes and its incremental decoders
+    /// wait for the next attempt; otherwise that attempt starts from byte 0 with fresh decoders. A cancel or
+    /// another end that came first: the download ends with `error` instead (a no-op when it already ended).
     mutating func retryScheduled(
         _ transfer: any TransportTransfer, error: ImageDownloaderError, wait: RetryWait, delay: TimeInterval,
         cancelTransfer: Bool
@@ -95,10 +116,18 @@ extension DownloadStateMachine {
         guard !cancelRequested, isCurrent(transfer) else {
             return finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
         }
+        let kept: ResumePoint?
+        if let attempt = attempt(of: transfer) {
+            // A ranged request that never got its 206 (cut before it, or an error status) keeps its point.
+            kept = attempt.resumedFrom == nil ? attempt.resuming ?? ResumePoint(cutShort: attempt) : ResumePoint(cutShort: attempt)
+        } else {
+            kept = nil
+        }
         let clocks = stopClocks()
         moveToWaiting(wait)
         notePosted(stop: true)
-        setProgressive(nil)
+        setResumePoint(kept)
+        if kept == nil { dropProgressive() }
         return .waitToRetry(Retry(
             wait: wait, delay: delay, clocks: clocks, transferToCancel: cancelTransfer ? transfer : nil))
     }

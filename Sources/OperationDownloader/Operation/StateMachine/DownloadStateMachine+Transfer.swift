@@ -13,25 +13,71 @@ extension DownloadStateMachine {
         let validation: ResponseValidation
         let mayRetryAuthentication: Bool
         let reportsProgress: Bool
+        /// The response to validate: the one that arrived, or for a `206` continuing a cut body the `200` it
+        /// continues (its status and whole length).
+        let judged: TransportResponse
+        /// [resume] The bytes kept from the cut body (a `206` continues them): progress goes on from here.
+        let resumedFrom: Int?
+        /// [resume] The body starts over (a `200` answered the ranged request): the incremental decoders were
+        /// dropped, and new ones must be made for the callers that want partial images.
+        let restartsDecoding: Bool
+    }
+
+    /// What the operation does with a response.
+    enum ResponseArrival {
+        /// Validate it as `check` says.
+        case validate(ResponseCheck)
+        /// [resume] A `206` that does not continue the bytes kept (or a `416`): this transfer is dropped (its
+        /// clocks stopped, back to `starting`) and `request`, without `Range`, is sent on a new one.
+        case askAgain(URLRequest)
     }
 
     /// A response arrived (after the HTTP cache and the response modifier): everything about the body starts
-    /// over (an authentication retry sends a second response). Returns how to validate it; nil when stale.
+    /// over (an authentication retry sends a second response), unless it is the rest of a cut body
+    /// (`ResumePoint.judge`). Nil when stale.
     mutating func responseArrived(
         _ response: TransportResponse, server serverResponse: TransportResponse?, fromCache: CachedHTTPResponse?,
         from transfer: any TransportTransfer, maximumResponseSize: Int
-    ) -> ResponseCheck? {
-        guard let attempt = attempt(of: transfer) else { return nil }
-        attempt.buffer = ReceiveBuffer()
-        if attempt.sniffer != nil { attempt.sniffer = BodySniffer() }
-        attempt.lastReportedSize = -1
+    ) -> (Action, ResponseArrival?) {
+        guard let attempt = attempt(of: transfer) else { return (.none, nil) }
+        attempt.responded = true
+        var verdict = ResumePoint.Verdict.startsOver
+        var restartsDecoding = false
+        if let point = attempt.resuming, fromCache == nil {
+            verdict = point.judge(serverResponse ?? response)
+            if verdict == .keeps, let status = response.statusCode,
+               ResponseValidation.isAcceptable(status: status, codes: acceptableStatusCodes) {
+                verdict = .startsOver  // an error status the caller accepts is a body of its own: never joined
+            }
+            switch verdict {
+            case .discard:
+                let clocks = stopClocks()
+                dropProgressive()
+                moveToStarting()
+                return (clocks.map(Action.stopClocks) ?? .none, .askAgain(point.plainRequest))
+            case .startsOver:
+                attempt.resuming = nil
+                dropProgressive()
+                restartsDecoding = true
+            case .continues:
+                attempt.resumedFrom = point.from
+            case .keeps:
+                break
+            }
+        }
+        if attempt.resuming == nil {
+            attempt.buffer = ReceiveBuffer()
+            if attempt.sniffer != nil { attempt.sniffer = BodySniffer() }
+            attempt.lastReportedSize = -1
+        }
         attempt.awaitingAuthRetry = false
-        attempt.serverResponse = serverResponse
+        attempt.serverResponse = verdict == .continues ? attempt.resuming?.original : serverResponse
         attempt.revalidated = fromCache
         if fromCache != nil { attempt.sniffer = nil }  // [HTTP cache] the stored body is the one delivered
         setResponse(response)
+        let resumedFrom = verdict == .continues ? attempt.resumedFrom : nil
         recordMetrics {
-            $0.recordResponse(status: response.statusCode)
+            $0.recordResponse(status: response.statusCode, resumedFrom: resumedFrom)
             if let fromCache {  // [HTTP cache]
                 $0.source = fromCache.source
                 $0.servedStale = fromCache.isStale
@@ -40,9 +86,11 @@ extension DownloadStateMachine {
         let validation = ResponseValidation(
             acceptableStatusCodes: acceptableStatusCodes, acceptableContentTypes: acceptableContentTypes,
             maximumResponseSize: maximumResponseSize)
-        return ResponseCheck(
+        return (.none, .validate(ResponseCheck(
             validation: validation, mayRetryAuthentication: credential != nil && attempt.authAttempts == 0,
-            reportsProgress: hasProgressHandlers)
+            reportsProgress: hasProgressHandlers,
+            judged: verdict == .continues ? attempt.resuming?.original ?? response : response,
+            resumedFrom: resumedFrom, restartsDecoding: restartsDecoding)))
     }
 
     /// The response is a 401 that the challenge (and a retried request) follows on Linux: its body is not kept.
@@ -56,7 +104,8 @@ extension DownloadStateMachine {
         if let attempt = attempt(of: transfer) {
             if expected > 0, attempt.buffer.isEmpty { attempt.buffer.reserve(min(expected, maximumReserved)) }
             attempt.expectedSize = expected
-            attempt.lastReportedSize = 0
+            // [resume] Progress goes on from the bytes kept.
+            attempt.lastReportedSize = attempt.resumedFrom ?? 0
         }
         recordMetrics { $0.expectedBytes = expected }
     }
@@ -145,16 +194,18 @@ extension DownloadStateMachine {
     /// decoders (made with the first, by `make`) get a stream fed the bytes so far. Handing the stream to
     /// `ProgressiveDecoding` (its own lock, no user code) happens here, in the same critical section as the
     /// buffer's snapshot, so no chunk appended after the snapshot can reach the decoders before the stream.
+    /// Decoders made after the body started over deliver only partial images newer than any delivered before
+    /// (`partialImagesThrough`).
     mutating func addProgressiveStream(
         for decoding: ImageVariant.Decoding, options: ImageDecodingOptions,
-        make: (DispatchQueue) -> ProgressiveDecoding
+        make: (_ queue: DispatchQueue, _ partialImagesAfter: Int) -> ProgressiveDecoding
     ) {
         guard let attempt else { return }
         let decoders: ProgressiveDecoding
         if let running = progressive {
             decoders = running
         } else {
-            decoders = make(madeCoderQueue())
+            decoders = make(madeCoderQueue(), partialImagesThrough)
             setProgressive(decoders)
         }
         decoders.addStream(for: decoding, options: options, received: attempt.buffer.data)

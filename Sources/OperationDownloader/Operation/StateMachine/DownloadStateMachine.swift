@@ -112,6 +112,12 @@ struct DownloadStateMachine {
     private(set) var transport: (any DownloadTransport)?
     private var ownsTransport = false
     private(set) var progressive: ProgressiveDecoding?
+    /// [resume] A cut body the next attempt asks to continue (ResumePoint.swift); set when a retry is scheduled.
+    private(set) var resumePoint: ResumePoint?
+    /// Body bytes behind the newest partial image delivered by incremental decoders dropped since (a download
+    /// that started over): new decoders deliver only partial images made from more bytes, so a caller never
+    /// sees an older partial image after a newer one.
+    private(set) var partialImagesThrough = 0
     private var coderQueue: DispatchQueue?
     /// What the callers so far want: progress snapshots, an image (a final decode), partial images.
     private(set) var hasProgressHandlers = false
@@ -140,10 +146,11 @@ struct DownloadStateMachine {
         self.recordedMetrics = metrics
     }
 
-    /// The download's measurements; `attemptCount` is the one count of requests (at least 1).
+    /// The download's measurements; `attemptCount` is the one count of requests sent (0 when none was: an
+    /// answer of the HTTP cache, a download that ended before its first request).
     var metrics: ImageDownloadMetrics {
         var metrics = recordedMetrics
-        metrics.attemptCount = max(1, requestsSent)
+        metrics.attemptCount = requestsSent
         return metrics
     }
 
@@ -182,6 +189,14 @@ struct DownloadStateMachine {
     mutating func recordMetrics(_ change: (inout ImageDownloadMetrics) -> Void) { change(&recordedMetrics) }
     mutating func setResponse(_ value: TransportResponse?) { response = value }
     mutating func setProgressive(_ value: ProgressiveDecoding?) { progressive = value }
+    mutating func setResumePoint(_ value: ResumePoint?) { resumePoint = value }
+
+    /// The incremental decoders are dropped (the body starts over): the newest partial image they delivered is
+    /// remembered, so the next decoders deliver none older (`partialImagesThrough`).
+    mutating func dropProgressive() {
+        if let progressive { partialImagesThrough = max(partialImagesThrough, progressive.partialImagesThrough) }
+        progressive = nil
+    }
     var redirectCount: Int { recordedMetrics.redirectCount }
 
     // MARK: - Lifecycle
@@ -300,6 +315,7 @@ struct DownloadStateMachine {
         defer {
             transport = nil
             progressive = nil
+            resumePoint = nil
             backgroundTask = nil
         }
         return Release(transport: transport, ownsTransport: ownsTransport, backgroundTask: backgroundTask)
