@@ -51,12 +51,13 @@ extension HTTPCacheRevalidator {
         }
     }
 
-    /// Where standalone operations' background revalidations run (a few at a time, at low priority).
+    /// Where standalone operations' background revalidations run (a few at a time). The queue keeps the default
+    /// quality of service, as a downloader's queue does: at `.utility` a process whose threads are busy starved it
+    /// for minutes (seen in the full test run), and a revalidation is one short conditional request.
     private static let standaloneRevalidations: OperationQueue = {
         let queue = OperationQueue()
         queue.name = "OperationDownloader.HTTPImageCache.revalidations"
         queue.maxConcurrentOperationCount = 2
-        queue.qualityOfService = .utility
         return queue
     }()
 }
