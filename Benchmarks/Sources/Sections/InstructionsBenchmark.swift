@@ -23,11 +23,13 @@ struct InstructionsBenchmark {
         var raw = Samples()
         var probe = Samples()
         var quiet = Samples()
+        var httpCache = Samples()
         for _ in 0..<rounds {
             ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
             raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
             probe.add(try perDownload(.instructionsOperationProbe, executable: stripped, small: small, large: large))
             quiet.add(try perDownload(.instructionsDownloaderQuiet, executable: stripped, small: small, large: large))
+            httpCache.add(try perDownload(.instructionsDownloaderHTTPCache, executable: stripped, small: small, large: large))
         }
         let s = Self.section
         context.report.headline("instructions_per_download", section: s, label: "ImageDownloader (decode off), instructions per download", unit: "instr", ours)
@@ -41,6 +43,8 @@ struct InstructionsBenchmark {
         context.report.detail("notifications_instructions_per_download", section: s, label: "the four notifications (ImageDownloader − the same without notifications), instructions per download", unit: "instr",
                               Samples(zip(ours.values, quiet.values).map { $0 - $1 }))
         context.report.detail("instructions_quiet_ratio_vs_urlsession", section: s, label: "ImageDownloader without notifications ÷ raw URLSession instructions", unit: "×", ratios(quiet, raw))
+        // With the HTTP cache (a directory): each URL stored by one downloader, then served from the cache to another.
+        context.report.detail("instructions_http_cache_per_url", section: s, label: "ImageDownloader with a directory HTTP cache (decode off), a download stored then one served from the cache, instructions per URL", unit: "instr", httpCache)
         context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")
     }
 

@@ -8,8 +8,8 @@ import Darwin
 #endif
 
 /// File-system access for the disk cache. Several processes may share a directory, so every write is a
-/// complete file renamed into place (readers see the old or the new entry, never half of one), and every
-/// read is validated by `HTTPCacheEntryFile`. Stateless: safe to call from any thread.
+/// complete file renamed into place (readers see the old or the new entry, never half of one); what is read
+/// is validated above (`HTTPCacheLayer`, by `HTTPCacheEntryFile`). Stateless: safe to call from any thread.
 struct HTTPCacheDirectory: Sendable {
     static let entryExtension = ".odhc"
     static let temporaryPrefix = ".tmp-"
@@ -34,17 +34,18 @@ struct HTTPCacheDirectory: Sendable {
     }
 
     enum ReadResult {
-        case entry(HTTPCacheEntryFile, FileIdentity)
+        /// The file's bytes (not validated: that is the reader's part) and which file they came from.
+        case bytes(Data, FileIdentity)
         case missing
-        /// The file exists but is not a valid entry (it has been removed).
-        case discarded(String)
     }
 
     let url: URL
-    private var path: String { url.path }
+    /// `url.path`, made once: every read, `stat` and write builds a path from it.
+    private let path: String
 
     init(url: URL) {
         self.url = url
+        self.path = url.path
     }
 
     func entryPath(_ name: String) -> String { path + "/" + name }
@@ -62,7 +63,7 @@ struct HTTPCacheDirectory: Sendable {
 
     // MARK: Reading
 
-    /// Reads and validates the entry file `name`; files over `maximumSize` bytes are not read.
+    /// Reads the file `name`; files over `maximumSize` bytes are not read.
     func read(_ name: String, maximumSize: Int) -> ReadResult {
         let filePath = entryPath(name)
         let fd = open(filePath, O_RDONLY | O_CLOEXEC)
@@ -72,21 +73,10 @@ struct HTTPCacheDirectory: Sendable {
         // Not removed: a cache with a larger capacity sharing the directory may have written it legitimately;
         // trimming removes it in time.
         guard identity.size <= maximumSize else { return .missing }
-        let data: Data
         do {
-            data = try handle.readToEnd() ?? Data()
+            return .bytes(try handle.readToEnd() ?? Data(), identity)
         } catch {
             return .missing
-        }
-        do {
-            let entry = try HTTPCacheEntryFile.decode(data)
-            return .entry(entry, identity)
-        } catch .unsupportedVersion(let version) {
-            // Another version of the package may share the directory: leave its entries alone.
-            return .discarded("entry format version \(version)")
-        } catch {
-            removeIfUnchanged(name, identity: identity)
-            return .discarded("\(error)")
         }
     }
 
@@ -110,11 +100,12 @@ struct HTTPCacheDirectory: Sendable {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    /// Writes `data` as entry `name` atomically (temporary file in the same directory, then rename).
+    /// Writes `data` to a new temporary file in the directory; `commit` renames it into place as an entry, so
+    /// readers see the old entry or the new one, never half of one.
     ///
     /// No fsync (Foundation's `Data.write` does one, which costs milliseconds per entry): after a crash an
     /// entry may be empty or short, and the format's lengths and checksums make that a discarded miss.
-    func write(_ data: Data, as name: String) throws -> FileIdentity {
+    func writeTemporary(_ data: Data) throws -> (path: String, identity: FileIdentity) {
         let temporary = path + "/" + Self.temporaryPrefix + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Self.posixError(errno, temporary) }
@@ -142,12 +133,21 @@ struct HTTPCacheDirectory: Sendable {
             _ = unlink(temporary)
             throw Self.posixError(failure == 0 ? EIO : failure, temporary)
         }
+        return (temporary, identity)
+    }
+
+    /// Renames the temporary file `temporary` into place as entry `name` (removed if that fails).
+    func commit(_ temporary: String, as name: String) throws {
         guard rename(temporary, entryPath(name)) == 0 else {
             let renameError = errno
             _ = unlink(temporary)
             throw Self.posixError(renameError, entryPath(name))
         }
-        return identity
+    }
+
+    /// Removes a temporary file that will not be committed.
+    func discard(_ temporary: String) {
+        _ = unlink(temporary)
     }
 
     private static func posixError(_ code: Int32, _ path: String) -> any Error {
