@@ -40,7 +40,7 @@ import TestRequirements
         let probe = FleetLockProbe(redis)
         let holderToken = try #require(try probe.lockToken(of: url), "the holder fetches without a lock")
         let waiter = Task { try await b.image(for: url, options: .useURLCache) }
-        let flightsB = try #require(cacheB.store.flights)
+        let flightsB = try #require(cacheB.layer.flights)
         #expect(await waitUntil { flightsB.waitsBegun == 1 }, "warnings: \(warnings.all)")
 
         // Three lifetimes of the lock, looking at it every 100 ms: it must stay the holder's.
