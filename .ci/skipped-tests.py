@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Counts the tests a `swift test` run did not really run, from its Swift Testing event stream.
+"""Counts the tests a `swift test` run did not really run, from its Swift Testing event stream, and how many it ran.
 
     swift test --event-stream-output-path events.jsonl --event-stream-version 0 ...
-    python3 .ci/skipped-tests.py events.jsonl [--allow 'Suite/test()' ...]
+    python3 .ci/skipped-tests.py events.jsonl --min-tests N [--allow 'Suite/test()' ...] [--summary FILE]
 
 Counted: tests skipped (`.enabled(if:)` false, or an empty `arguments:` list: "No test cases found"), tests
 cancelled (`Test.cancel`, which `.requires(...)` uses outside OD_REQUIRE_ALL), cancelled cases of
@@ -10,6 +10,11 @@ parameterised tests (the console then says the test PASSED: only the event strea
 issues (`withKnownIssue`, which turns a failure into a pass). Prints each with its reason and the totals;
 exits 1 when any is not allowed by name (`--allow` takes a test's "Suite/name()" or a prefix such as
 "Suite/"), 2 when the stream is missing or holds no finished run.
+
+`--min-tests N` (every step of .ci/run states its own): the run must have run at least N test functions to their
+end (started, and neither skipped nor cancelled); fewer exits 1. A filter that matches nothing, or matches less
+than it did, then fails the step instead of passing with nothing run. `--summary FILE` appends one JSON line
+with the counts (label, tests, cases, failed, skipped, minimum), which .ci/run collects into .ci/results/.
 """
 import argparse
 import json
@@ -36,9 +41,16 @@ def main():
     parser.add_argument("events")
     parser.add_argument("--allow", action="append", default=[], help="a test's 'Suite/name()' (or a prefix) allowed to skip")
     parser.add_argument("--label", default="", help="names the run in the summary line")
+    parser.add_argument("--min-tests", type=int, required=True,
+                        help="fewest test functions the run must run to their end (a filter matching nothing fails)")
+    parser.add_argument("--summary", help="append the counts as one JSON line to this file")
     args = parser.parse_args()
 
     parameterised = set()
+    functions = set()  # ids of the test functions in the run's plan
+    started = set()  # ids of the test functions that started
+    failed = set()  # ids of the tests with an issue that is not a known one
+    cases = 0  # cases of parameterised tests started (one per argument)
     found = {}  # short id -> (kind, reason); one entry per test
     ran = 0
     finished = False
@@ -56,6 +68,7 @@ def main():
         if record.get("kind") == "test":
             if payload.get("kind") == "function":
                 ran += 1
+                functions.add(payload.get("id"))
                 if payload.get("isParameterized"):
                     parameterised.add(payload.get("id"))
             continue
@@ -66,6 +79,10 @@ def main():
         name = short_id(test_id) if test_id else "?"
         if kind == "runEnded":
             finished = True
+        elif kind == "testStarted":
+            started.add(test_id)
+        elif kind == "testCaseStarted" and test_id in functions:
+            cases += 1
         elif kind == "testSkipped":
             found[name] = ("skipped", message(payload))
         elif kind == "testCancelled":
@@ -76,6 +93,8 @@ def main():
             found[name] = ("cases cancelled", message(payload), count)
         elif kind == "issueRecorded" and payload.get("issue", {}).get("isKnown"):
             found.setdefault(name, ("known issue", message(payload)))
+        elif kind == "issueRecorded":
+            failed.add(test_id)
 
     label = f" ({args.label})" if args.label else ""
     if not finished:
@@ -94,7 +113,28 @@ def main():
         print(f"  {'allowed' if ok else 'NOT ALLOWED'}: {name}: {detail}{entry[0]}: {entry[1]}")
     print(f"skipped-tests{label}: {len(found)} of {ran} tests skipped, cancelled or known issues; "
           f"{len(found) - refused} opted out by name in .ci/run, {refused} not")
-    return 1 if refused else 0
+
+    # Ran to its end: a test function that started and was neither skipped nor cancelled as a whole.
+    not_run = {name for name, entry in found.items() if entry[0] in ("skipped", "cancelled")}
+    completed_ids = [test_id for test_id in functions & started if short_id(test_id) not in not_run]
+    completed = len(completed_ids)
+    # Cases: one per argument of a parameterised test (their own events), one per other test function.
+    cases += sum(1 for test_id in completed_ids if test_id not in parameterised)
+    modules = {}
+    for test_id in completed_ids:
+        module = test_id.split(".", 1)[0]
+        modules[module] = modules.get(module, 0) + 1
+    too_few = completed < args.min_tests
+    print(f"tests run{label}: {completed} test functions ({cases} cases), "
+          f"{len({t for t in failed if t in functions})} with issues; this step must run at least {args.min_tests}"
+          + (f": FAILED, {args.min_tests - completed} short (a filter matching less than it should?)" if too_few else ""))
+    if args.summary:
+        with open(args.summary, "a", encoding="utf-8") as summary:
+            summary.write(json.dumps({
+                "label": args.label, "tests": completed, "cases": cases, "minimum": args.min_tests, "modules": modules,
+                "failed": len({t for t in failed if t in functions}), "skipped": len(found), "skipped_refused": refused,
+            }) + "\n")
+    return 1 if refused or too_few else 0
 
 
 if __name__ == "__main__":

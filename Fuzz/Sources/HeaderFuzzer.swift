@@ -21,6 +21,18 @@ extension HeaderFuzzTarget {
     }()
 }
 
+/// Before fuzzing: `FUZZ_TARGET=list` prints the targets this binary knows, one a line, and exits (Fuzz/run.sh
+/// runs every one it lists); an unknown target ends the run here, before any input.
+@_cdecl("LLVMFuzzerInitialize")
+public func fuzzerInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
+    if ProcessInfo.processInfo.environment["FUZZ_TARGET"] == "list" {
+        print(HeaderFuzzTarget.allCases.map(\.rawValue).joined(separator: "\n"))
+        exit(0)
+    }
+    _ = HeaderFuzzTarget.selected
+    return 0
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzerTestOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     guard let start, count > 0 else { return 0 }

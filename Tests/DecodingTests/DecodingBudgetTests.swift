@@ -171,6 +171,38 @@ import Testing
         #expect(ImageDecodingBudget.shared == ImageDecodingBudget.shared)
         #expect(ImageDecodingBudget(limitBytes: 1) != ImageDecodingBudget.shared)
         #expect(ImageDecodingBudget(limitBytes: 1).limitBytes == Self.mib, "raised to the minimum")
+        // The process's default is the rule below applied to what this machine's cgroup files and memory say.
+        #expect(ImageDecodingBudget.defaultLimitBytes == ImageDecodingBudget.defaultLimit(available: MachineMemory.available))
+    }
+
+    /// The default limit from a cgroup file the test writes: a quarter of cgroup v2's `memory.max` (or v1's
+    /// `memory.limit_in_bytes`), never more than the physical memory allows, at most 512 MiB, at least 16 MiB.
+    @Test func theDefaultLimitIsAQuarterOfTheCgroupLimit() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("od-cgroup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let v2 = directory.appendingPathComponent("memory.max").path
+        let v1 = directory.appendingPathComponent("memory.limit_in_bytes").path
+        let gib = 1024 * Self.mib
+        /// The default limit with `v2Text` in the v2 file (nil: no such file) and `v1Text` in the v1 file.
+        func limit(v2 v2Text: String?, v1 v1Text: String? = nil, physical: Int = 64 * gib) throws -> Int {
+            for (path, text) in [(v2, v2Text), (v1, v1Text)] {
+                try? FileManager.default.removeItem(atPath: path)
+                if let text { try text.write(toFile: path, atomically: true, encoding: .utf8) }
+            }
+            let cgroup = MachineMemory.cgroupLimit(files: [v2, v1])
+            return ImageDecodingBudget.defaultLimit(available: MachineMemory.available(cgroupLimit: cgroup, physical: physical))
+        }
+        #expect(try limit(v2: "1073741824\n") == 256 * Self.mib, "a quarter of memory.max")
+        #expect(try limit(v2: "400000000") == 100_000_000)
+        #expect(try limit(v2: "4294967296") == 512 * Self.mib, "at most 512 MiB")
+        #expect(try limit(v2: "33554432") == 16 * Self.mib, "at least 16 MiB")
+        #expect(try limit(v2: "max") == 512 * Self.mib, "no cgroup limit: a quarter of the physical memory, capped")
+        #expect(try limit(v2: "max", physical: 1 * gib) == 256 * Self.mib)
+        #expect(try limit(v2: "2147483648", physical: 1 * gib) == 256 * Self.mib, "the physical memory when it is smaller")
+        #expect(try limit(v2: nil, v1: "536870912") == 128 * Self.mib, "cgroup v1 when there is no v2 file")
+        #expect(try limit(v2: nil, v1: "9223372036854771712", physical: 1 * gib) == 256 * Self.mib, "v1's 'no limit' is capped by the memory")
+        #expect(try limit(v2: nil, v1: nil, physical: 1 * gib) == 256 * Self.mib, "no cgroup files")
     }
 
     /// `willAllocateImage` hears the returned image's bytes once, before the decode's pixels exist: the full

@@ -44,6 +44,12 @@ import Testing
         #expect(data == body)
     }
 
+    /// `imagedl --demo` (the README's first command) ends with status 0: every sample arrived and the missing one
+    /// was a 404.
+    @Test func theDemoEndsWithEverySampleAsDesigned() {
+        #expect(Imagedl.run(arguments: ["--demo", "--json"]) == .success)
+    }
+
     @Test func everyDemoSampleIsBundled() throws {
         for sample in DemoSamples.samples {
             guard let file = sample.file else { continue }

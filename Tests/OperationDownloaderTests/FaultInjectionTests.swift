@@ -5,6 +5,7 @@ import FoundationNetworking
 import Decoding
 import OperationDownloader
 import Testing
+import TestRequirements
 
 /// Faults injected by the fixture server (Tests/Support/README.md). For each one: a typed error within the
 /// configured timeout, memory bounded by `maximumResponseSize`, exactly one final callback, and the same
@@ -107,6 +108,16 @@ import Testing
             configuration.username = "user"
             configuration.password = "secret"
         }
+    }
+
+    /// `OD_FAULT` narrows the list above for a developer; under OD_REQUIRE_ALL (CI) it fails here, naming it.
+    /// Docs/Reliability.md counts these: 19 faults one by one (5 streaming), 13 of them at once
+    /// (`allFaultsAtOnceOnOneDownloader`, two callers each).
+    @Test func everyFaultRunsUnlessNarrowedOnPurpose() {
+        let expected = Self.allFaults.filter { !$0.streams || Self.faults.contains(where: \.streams) }.count
+        if TestOverrides.value("OD_FAULT") == nil { #expect(Self.faults.count == expected) }
+        #expect(Self.allFaults.count == 19 && Self.allFaults.filter(\.streams).count == 5)
+        #expect(Self.allFaults.filter { !$0.credential && !$0.streams }.count == 13)
     }
 
     @Test(arguments: faults, TestTransports.all)

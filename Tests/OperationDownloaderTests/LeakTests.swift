@@ -40,6 +40,28 @@ import Testing
         #expect((counts["decoder"] ?? 0) > 10)
     }
 
+    /// Regression: every download through the async API (`image(for:)`) kept its operation alive for good: the
+    /// token → operation → completion closure → token holder cycle (found by LeakSanitizer, issue 36).
+    @Test(arguments: TestTransports.all)
+    func asyncDownloadsFreeTheirOperations(_ transport: ImageDownloaderTransport) async throws {
+        let registry = WeakRegistry()
+        do {
+            let (downloader, _) = makeDownloader(transport) {
+                $0.operationClass = RegisteringOperation.self
+                $0.maxConcurrentDownloads = 1
+            }
+            let tag = newTag()
+            RegisteringOperation.registries.withLock { $0[tag] = registry }
+            defer { RegisteringOperation.registries.withLock { $0[tag] = nil } }
+            registry.add(downloader, kind: "downloader")
+            _ = try await downloader.image(for: server.url("/images/tiny.png?tag=\(tag)&n=1"))
+            _ = await downloader.imageResult(for: server.url("/images/tiny.png?tag=\(tag)&n=2"))
+            for try await _ in downloader.events(for: server.url("/images/tiny.png?tag=\(tag)&n=3")) {}
+        }
+        #expect(await waitUntil(timeout: 90) { registry.aliveCount == 0 }, "still alive: \(registry.aliveDescription)")
+        #expect(registry.registeredCounts["operation"] == 3)
+    }
+
     /// Regression: `cancelAllDownloads()` after `invalidate(cancelPendingOperations: false)` used to cancel the
     /// session-invalidation barrier: the session was never invalidated (leaked with its delegate) and the
     /// operations that barrier waited for crashed in corelibs when they finished.
@@ -173,6 +195,21 @@ final class TrackedOperation: ImageDownloaderOperation, @unchecked Sendable {  /
             registry.add(self, kind: "operation")
             if let session { registry.add(session, kind: "session") }
         }
+    }
+}
+
+/// The downloader's operation, registering itself with the registry of its request's `tag` (tests in parallel
+/// each keep their own).
+final class RegisteringOperation: ImageDownloaderOperation, @unchecked Sendable {  // no state of its own
+    static let registries = Locked<[String: WeakRegistry]>([:])
+
+    required init(
+        request: URLRequest, session: URLSession?, options: ImageDownloaderOptions, context: ImageDownloaderContext?
+    ) {
+        super.init(request: request, session: session, options: options, context: context)
+        let tag = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false) }?
+            .queryItems?.first { $0.name == "tag" }?.value
+        if let tag, let registry = Self.registries.withLock({ $0[tag] }) { registry.add(self, kind: "operation") }
     }
 }
 

@@ -202,6 +202,8 @@ import Testing
         let harness = ScriptedHarness()
         let recorder = AsyncRecorder()
         let token = Locked<ImageDownloadToken?>(nil)
+        // The progress closure holds this box, and the box the token, which holds the closure: let the token go.
+        defer { token.withLock { $0 = nil } }
         let progress = recorder.progress
         token.withLock {
             $0 = harness.downloader.downloadImage(

@@ -28,10 +28,14 @@ struct ChildProcess {
     enum Failure: Error, CustomStringConvertible {
         case spawn(String, Int32)
         case wait(Int32)
+        case inheritedPeakRSS(program: String, kilobytes: Int)
         var description: String {
             switch self {
             case .spawn(let program, let code): return "cannot start \(program): \(String(cString: strerror(code)))"
             case .wait(let code): return "wait4 failed: \(String(cString: strerror(code)))"
+            case .inheritedPeakRSS(let program, let kilobytes):
+                return "\(program): the child's peak RSS (\(kilobytes) KB) equals this process's own: the high-water mark a "
+                    + "child spawned from here inherits, not the child's (ChildProcess says why); not measured"
             }
         }
     }
@@ -91,10 +95,26 @@ struct ChildProcess {
             guard let kilobytes = report.split(whereSeparator: \.isNewline).last.flatMap({ Int($0) }) else {
                 throw Failure.spawn("\(timeProgram) (no peak RSS reported: \(report))", EIO)
             }
+            // A child that reports exactly this process's peak measured nothing of its own: it is the mark a
+            // vfork'd child inherits (the flaw that once made three sections read 169.934 MB). Never recorded.
+            if abs(kilobytes - Self.ownPeakKilobytes()) <= Self.inheritanceTolerance {
+                throw Failure.inheritedPeakRSS(program: arguments[0], kilobytes: kilobytes)
+            }
             peakRSS = kilobytes * 1024
         }
         return Outcome(status: exitCode(status), cost: Cost(wall: wall1 - wall0, cpu: cpu), peakRSS: peakRSS, output: output)
     }
+
+    /// This process's own peak RSS so far (KB).
+    static func ownPeakKilobytes() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Int(usage.ru_maxrss)
+    }
+
+    /// How close (KB) a child's peak may come to this process's before it counts as inherited: one page. A child
+    /// whose own peak lands within 4 KB of the benchmark's by chance is re-run by nobody: the round fails loudly.
+    static let inheritanceTolerance = 4
 
     /// Whether `program` can be found in PATH.
     static func exists(_ program: String) -> Bool {

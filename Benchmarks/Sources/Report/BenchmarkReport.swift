@@ -23,13 +23,34 @@ struct Goal {
         }
     }
 
+    /// A goal on a machine-independent figure (callgrind instructions): enforced in every run, CI's `--quick`
+    /// one included, which fails when the figure misses the goal by more than `margin` (a fraction of the
+    /// threshold: the small quick counts scatter a little). Wall-clock goals are only judged, in the full run.
+    struct Enforcement {
+        /// The benchmark section that measures it (`--sections` name).
+        let section: String
+        let margin: Double
+    }
+
     let key: String
     let label: String
     let comparison: Comparison
     let threshold: Double
+    var enforcement: Enforcement? = nil
 
     /// nil when the figure was not measured.
     func isMet(_ value: Double?) -> Bool? {
+        isMet(value, threshold: threshold)
+    }
+
+    /// Whether `value` is within the goal widened by its margin (nil when not measured).
+    func isWithinMargin(_ value: Double?) -> Bool? {
+        guard let margin = enforcement?.margin else { return isMet(value) }
+        let widened = comparison == .atLeast ? threshold * (1 - margin) : threshold * (1 + margin)
+        return isMet(value, threshold: widened)
+    }
+
+    private func isMet(_ value: Double?, threshold: Double) -> Bool? {
         guard let value else { return nil }
         switch comparison {
         case .atLeast: return value >= threshold
@@ -56,6 +77,13 @@ struct Goal {
         Goal(key: "avif_animation_peak_rss_mb", label: "peak RSS, 20 × 1000² × 120 AVIF at concurrency 8 (MiB)", comparison: .atMost, threshold: 256),
         Goal(key: "thumbnail_pipeline_ratio_vs_fastest", label: "12 MP JPEG → 256 px q80 thumbnail CPU vs the faster of vipsthumbnail and Pillow", comparison: .atMost, threshold: 0.8),
         Goal(key: "fleet_origin_requests", label: "4 processes × 500 URLs on the shared Redis cache → requests at the origin", comparison: .atMost, threshold: 500),
+        // Instruction counts (callgrind): enforced in CI (Docs/Benchmarks.md, "Goals CI enforces").
+        Goal(key: "instructions_ratio_vs_urlsession", label: "instructions per download on URLSession vs raw URLSession",
+             comparison: .atMost, threshold: 1.05, enforcement: Enforcement(section: "instructions", margin: 0.03)),
+        Goal(key: "downloader_curl_instructions_ratio_vs_curl", label: "instructions per download on curl vs curl, HTTP/1.1",
+             comparison: .atMost, threshold: 2, enforcement: Enforcement(section: "transport-instructions", margin: 0.03)),
+        Goal(key: "downloader_curl_instructions_ratio_vs_curl_https", label: "instructions per download on curl vs curl, HTTPS (HTTP/2)",
+             comparison: .atMost, threshold: 1.5, enforcement: Enforcement(section: "transport-instructions", margin: 0.03)),
     ]
 }
 
@@ -91,7 +119,27 @@ final class BenchmarkReport {
     }
 
     func median(_ key: String) -> Double? {
-        headlines.first { $0.key == key }?.samples.median
+        figure(key)?.samples.median
+    }
+
+    /// A headline or detail figure by key.
+    func figure(_ key: String) -> Figure? {
+        headlines.first { $0.key == key } ?? details.first { $0.key == key }
+    }
+
+    /// Records an error for each enforced goal (machine-independent) of the sections that ran that is missed by
+    /// more than its margin, or not measured although its section ran.
+    func enforceGoals(sectionsRun: Set<String>) {
+        for goal in Goal.all {
+            guard let enforcement = goal.enforcement, sectionsRun.contains(enforcement.section) else { continue }
+            let value = median(goal.key)
+            let bound = "\(goal.comparison.symbol) \(formatNumber(goal.threshold)) with a margin of \(Int((enforcement.margin * 100).rounded())) %"
+            switch goal.isWithinMargin(value) {
+            case nil: error("goal \(goal.key) (\(bound)): not measured although its section ran")
+            case false?: error("goal \(goal.key) missed: \(formatNumber(value)), the goal is \(bound) (machine-independent: a regression)")
+            case true?: break
+            }
+        }
     }
 
     // MARK: - JSON

@@ -11,10 +11,11 @@ enum MarkdownReport {
         lines.append("| goal | target | median | min | result |")
         lines.append("| --- | --- | --- | --- | --- |")
         for goal in Goal.all {
-            let figure = report.headlines.first { $0.key == goal.key }
+            let figure = report.figure(goal.key)
             let median = figure?.samples.median
             let met = goal.isMet(median)
-            let result = met.map { $0 ? "met" : "**not met**" } ?? "not measured"
+            var result = met.map { $0 ? "met" : "**not met**" } ?? "not measured"
+            if let margin = goal.enforcement?.margin, met != nil { result += " (CI: fails beyond +\(Int((margin * 100).rounded())) %)" }
             lines.append("| \(goal.label) (`\(goal.key)`) | \(goal.comparison.symbol) \(formatNumber(goal.threshold)) | \(formatNumber(median)) | \(formatNumber(figure?.samples.min)) | \(result) |")
         }
         lines.append("")

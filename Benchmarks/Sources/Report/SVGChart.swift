@@ -26,7 +26,7 @@ enum SVGChart {
         """
         for (i, goal) in rows.enumerated() {
             let y = top + rowHeight * Double(i)
-            let figure = report.headlines.first { $0.key == goal.key }
+            let figure = report.figure(goal.key)
             svg += "<text x=\"12\" y=\"\(y + 21)\">\(escape(goal.label))</text>\n"
             guard let median = figure?.samples.median, let minimum = figure?.samples.min else {
                 svg += "<text x=\"\(labelWidth)\" y=\"\(y + 21)\" fill=\"#888\">not measured</text>\n"

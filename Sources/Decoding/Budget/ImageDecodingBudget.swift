@@ -23,10 +23,12 @@ public struct ImageDecodingBudget: Sendable, Equatable {
 
     /// The default limit: a quarter of the cgroup's `memory.max` (or of the physical memory when there is no
     /// cgroup limit), at most 512 MiB, at least 16 MiB.
-    public static let defaultLimitBytes: Int = {
-        let quarter = MachineMemory.available / 4
-        return max(16 << 20, min(512 << 20, quarter))
-    }()
+    public static let defaultLimitBytes: Int = defaultLimit(available: MachineMemory.available)
+
+    /// The default limit for a process that may use `available` bytes.
+    static func defaultLimit(available: Int) -> Int {
+        max(16 << 20, min(512 << 20, available / 4))
+    }
 
     /// An independent budget with its own accounting (tests, or a subsystem that should not compete with
     /// the rest of the process).

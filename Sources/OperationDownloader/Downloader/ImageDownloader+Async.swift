@@ -138,14 +138,26 @@ final class TokenHolder: @unchecked Sendable {  // `lock` guards `stored`, `isSe
 
     /// Runs `body` with the token once `set` has been called (at once when it has): a completion can arrive
     /// before `downloadImage` has returned the token, e.g. for an HTTP cache hit, and the result's response
-    /// and metrics come from the token.
+    /// and metrics come from the token. The answer is then given: the holder lets the token go, which breaks
+    /// the cycle token → operation → the completion closure → this holder (the operations of every async
+    /// download stayed alive).
     func withToken(_ body: @escaping @Sendable (ImageDownloadToken?) -> Void) {
         let ready: ImageDownloadToken?? = lock.withLock {
-            if isSet { return .some(stored) }
-            pending = body
+            if isSet {
+                defer { stored = nil }
+                return .some(stored)
+            }
+            pending = { token in
+                body(token)
+                self.release()
+            }
             return .none
         }
         if case .some(let token) = ready { body(token) }
+    }
+
+    private func release() {
+        lock.withLock { stored = nil }
     }
 
     func cancel() {

@@ -32,10 +32,11 @@ import TestRequirements
 
     /// Two "processes" download `url`: the first one's request is held at the origin, then the second's
     /// download starts and this returns once it waits for the first one's fetch.
-    func holderAndWaiter(_ redis: RedisServer, _ transport: ImageDownloaderTransport, url: URL, tag: String) async throws
+    func holderAndWaiter(_ redis: RedisServer, _ transport: ImageDownloaderTransport, url: URL, tag: String,
+                         options: RedisCacheOptions = RedisCacheFixtures.options()) async throws
         -> (holder: Task<ImageDownloadResult, any Error>, waiter: Task<ImageDownloadResult, any Error>, flights: HTTPCacheFlights) {
-        let (a, _) = try downloader(redis, transport)
-        let (b, cacheB) = try downloader(redis, transport)
+        let (a, _) = try downloader(redis, transport, options: options)
+        let (b, cacheB) = try downloader(redis, transport, options: options)
         let holder = Task { try await a.image(for: url, options: .useURLCache) }
         await server.awaitRequests(tag: tag, count: 1)
         let waiter = Task { try await b.image(for: url, options: .useURLCache) }
@@ -94,16 +95,34 @@ import TestRequirements
         #expect(server.stats(tag: tag).count == 1)
     }
 
-    /// The holder is cancelled mid-fetch: it releases the lock and the waiting process fetches instead.
+    /// The holder is cancelled mid-fetch: it releases the lock and the waiting process takes it and fetches.
+    /// By time: the waiter's request reaches the origin within the lock's lifetime plus a margin, while
+    /// `maximumWait` is far above it (a waiter that merely gave up waiting cannot pass); by identity: the lock
+    /// then holds a new token, the waiter's.
     @Test(arguments: TestTransports.all)
     func aCancelledHolderHandsOver(_ transport: ImageDownloaderTransport) async throws {
         let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
         let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&tag=\(tag)")
-        let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag)
+        var options = RedisCacheFixtures.options()
+        options.maximumWait = 600
+        let (holder, waiter, _) = try await holderAndWaiter(redis, transport, url: url, tag: tag, options: options)
+        let probe = FleetLockProbe(redis)
+        let holderToken = try probe.lockToken(of: url)
+        #expect(holderToken != nil, "the holder fetches without a lock")
         holder.cancel()
         await #expect(throws: CancellationError.self) { try await holder.value }
-        await server.awaitRequests(tag: tag, count: 2)
+        let log = await server.awaitRequests(tag: tag, count: 2, timeout: options.lockTimeout + FleetLockProbe.takeOverMargin)
+        guard log.count >= 2 else {
+            // No hand-over within the bound (the failure is recorded): end the waiter instead of waiting out maximumWait.
+            waiter.cancel()
+            _ = try? await waiter.value
+            server.release(tag)
+            return
+        }
+        let token = try probe.lockToken(of: url)
+        #expect(token != nil && token != holderToken && token != RedisFlightLocks.doneMarker,
+                "the lock is not the waiter's: \(token.map { String(decoding: $0, as: UTF8.self) } ?? "none")")
         server.release(tag)
         let result = try await waiter.value
         #expect(result.metrics?.source == .network && result.metrics?.waitedForSharedFetch == true)

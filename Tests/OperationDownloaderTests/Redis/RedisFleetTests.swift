@@ -42,13 +42,22 @@ import TestRequirements
         #expect(server.stats(tag: tag).count == 5)
     }
 
-    /// Four processes over the same 30 URLs at once: each URL reaches the origin once.
+    /// Four processes over the same 30 URLs at once: each URL reaches the origin once, and processes did wait for
+    /// each other. The first URL is held at the origin until all four have asked for its lock (Redis's command log
+    /// shows each `SET … NX`), so at least the three that did not get it waited: processes that ran one after
+    /// another would fetch nothing twice either, but would never wait.
     @Test func fourProcessesFetchEachURLOnce() async throws {
-        let redis = try await RedisServer.start(); defer { redis.stop() }
+        let redis = try await RedisServer.start(arguments: FleetLockProbe.commandLogArguments); defer { redis.stop() }
         let tag = newTag()
-        let file = try urlFile((0..<30).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=20&n=\($0)&tag=\(tag)") })
+        let first = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&n=0&tag=\(tag)")
+        let file = try urlFile([first] + (1..<30).map { server.url("/images/image.png?cc=max-age%3D600&delay_ms=20&n=\($0)&tag=\(tag)") })
         defer { try? FileManager.default.removeItem(at: file) }
-        let fleet = try (0..<4).map { _ in try ImagedlProcess(["--http-cache", cacheURL(redis), "--input", file.path]) }
+        // max_wait far above any start-up: a process that gave up waiting would fetch the first URL a second time.
+        let fleet = try (0..<4).map { _ in try ImagedlProcess(["--http-cache", cacheURL(redis, "?max_wait=600"), "--input", file.path]) }
+        let probe = FleetLockProbe(redis)
+        let asked = await probe.waitForLockAttempts(on: first, count: 4)
+        #expect(asked >= 4, "only \(asked) of 4 processes asked for the first URL's lock")
+        server.release(tag)
         var outcomes: [ImagedlProcess.Outcome] = []
         for member in fleet { outcomes.append(await member.finish()) }
         for outcome in outcomes {
@@ -58,8 +67,9 @@ import TestRequirements
         #expect(server.stats(tag: tag).count == 30)
         let waits = outcomes.flatMap(\.records).filter { ($0["shared_wait"] as? Bool) == true }.count
         let hits = outcomes.flatMap(\.records).filter { ($0["cache"] as? String) == "hit" }.count
-        // Every download the origin did not answer came from Redis, after a wait or straight away.
-        #expect(hits == 90 && waits <= 90)
+        // Every download the origin did not answer came from Redis, after a wait or straight away; the three
+        // processes behind the first URL's holder waited for it.
+        #expect(hits == 90 && waits >= 3 && waits <= 90, "hits \(hits), waits \(waits)")
     }
 
     /// Eight processes over the same 1,000 URLs at once on two tiers (issue 39): four machines, each with its own
@@ -88,20 +98,41 @@ import TestRequirements
     }
 
     /// The lock holder is killed (SIGKILL) mid-fetch: its lock expires and the waiting process takes over.
+    /// By time: the waiter's request reaches the origin within the lock's lifetime (2 s) plus a margin, while
+    /// `max_wait` (600 s) is far above it, so a waiter that merely gave up waiting cannot pass. By identity: the
+    /// lock then holds a token that is neither the dead holder's nor the `done` marker: the waiter's, the only
+    /// process left.
     @Test func aKilledHolderIsTakenOver() async throws {
         let redis = try await RedisServer.start(); defer { redis.stop() }
         let tag = newTag()
-        let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&max=120&tag=\(tag)").absoluteString
-        let cache = cacheURL(redis, "?lock_timeout=2")
-        let holder = try ImagedlProcess(["--http-cache", cache, url])
+        let url = server.url("/hold/\(tag)/image.png?cc=max-age%3D600&max=120&tag=\(tag)")
+        let lockTimeout: TimeInterval = 2
+        let cache = cacheURL(redis, "?lock_timeout=\(Int(lockTimeout))&max_wait=600")
+        let holder = try ImagedlProcess(["--http-cache", cache, url.absoluteString])
         await server.awaitRequests(tag: tag, count: 1)
-        let probe = RedisProbe(redis)
-        let setsBefore = try Self.calls(of: "set", probe)
-        let waiter = try ImagedlProcess(["--http-cache", cache, url])
+        let probe = FleetLockProbe(redis)
+        let holderToken = try probe.lockToken(of: url)
+        #expect(holderToken != nil, "the holder fetches without a lock")
+        let setsBefore = try Self.calls(of: "set", probe.redis)
+        let waiter = try ImagedlProcess(["--http-cache", cache, url.absoluteString])
         // The waiter has tried the lock (one SET NX more) and found it held: it waits.
-        #expect(await waitUntil { ((try? Self.calls(of: "set", probe)) ?? 0) > setsBefore })
+        #expect(await waitUntil { ((try? Self.calls(of: "set", probe.redis)) ?? 0) > setsBefore })
         kill(holder.processIdentifier, SIGKILL)
+        let killed = Date().timeIntervalSince1970
         _ = await holder.finish()
+        let log = await server.awaitRequests(tag: tag, count: 2, timeout: lockTimeout + FleetLockProbe.takeOverMargin)
+        guard log.count >= 2 else {
+            // No take-over within the bound (the failure is recorded): end the waiter instead of waiting out max_wait.
+            kill(waiter.processIdentifier, SIGKILL)
+            _ = await waiter.finish()
+            return
+        }
+        let after = log[1].started - killed
+        #expect(after <= lockTimeout + FleetLockProbe.takeOverMargin,
+                "the waiter fetched \(after) s after the kill: not within the lock's lifetime (\(lockTimeout) s) + margin")
+        let token = try probe.lockToken(of: url)
+        #expect(token != nil && token != holderToken && token != RedisFlightLocks.doneMarker,
+                "the lock is not the waiter's: \(token.map { String(decoding: $0, as: UTF8.self) } ?? "none")")
         server.release(tag)
         let outcome = await waiter.finish()
         #expect(outcome.status == 0 && values(outcome.records, "status") == ["ok"], "\(outcome.standardError)")
