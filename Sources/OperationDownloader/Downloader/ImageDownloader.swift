@@ -124,7 +124,11 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         self.transport = made
         session = (made as? URLSessionTransport)?.session
         router = (made as? URLSessionTransport)?.router
-        resources = DownloaderResources(transport: made, deadlineMonitor: deadlineMonitor)
+        let telemetry = DownloaderTelemetry.make(configuration: configuration)
+        resources = DownloaderResources(transport: made, deadlineMonitor: deadlineMonitor, telemetry: telemetry)
+        // [Observability] the HTTP cache's own events (Redis, write failures) go where this downloader's do,
+        // unless the cache has a sink or log handler of its own.
+        if telemetry != nil { configuration.httpCache?.adoptTelemetry(sink: configuration.metricsSink, logHandler: configuration.logHandler) }
     }
 
     /// THE factory point of transports: `configuration.transport` becomes the `DownloadTransport` every

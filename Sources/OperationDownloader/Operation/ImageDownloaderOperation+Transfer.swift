@@ -49,8 +49,10 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
             }
             return
         }
+        // [Observability] each request is observed, and carries the download's trace with a span id of its own.
+        let sent = servesData ? request : observation?.requestBegins(request) ?? request
         let transferRequest = TransferRequest(
-            urlRequest: request, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
+            urlRequest: sent, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
             priority: TransferRequest.priority(for: queuePriority), idleTimeout: transferOptions.idleTimeout,
             maximumResponseSize: transferOptions.maximumResponseSize,
             timeoutIntervalIsUnset: transferOptions.plumbing?.timeoutIntervalIsUnset ?? false)
@@ -98,6 +100,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         var fromCache: CachedHTTPResponse?
         let serverResponse = response.statusCode == nil ? nil : response
         if let serverResponse {
+            observation?.responseReceived(status: serverResponse.statusCode)
             // Cookies and the HTTP cache see the server's response, before any response modifier.
             let disposition = httpTransaction?.received(serverResponse)
                 ?? HTTPCacheTransaction.dispositionWithoutCache(statusCode: serverResponse.statusCode)
@@ -200,7 +203,8 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         switch policy.decide(request, count: count) {
         case .follow(let redirected):
             // Cookies of the 3xx stored and the Cookie header rebuilt for the new URL; cache validators dropped.
-            return httpTransaction?.redirect(redirected, response: response) ?? redirected
+            let next = httpTransaction?.redirect(redirected, response: response) ?? redirected
+            return observation?.redirected(status: response.statusCode, to: next) ?? next
         case .refuse(let error):
             finish(error: error, cancelTransfer: true)
             return nil
@@ -225,6 +229,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         guard let ended = modifyStateAndRunActions({
             $0.transferCompleted(transfer, metrics: metrics, minimumBodySize: minimumBodySize)
         }) else { return }
+        observation?.requestEnded(error: error, httpVersion: metrics.httpVersion)
         if let error {
             attemptFailed(transfer, Self.downloaderError(
                 for: error, cancelRequested: ended.cancelRequested, bodySize: ended.bodySize,
@@ -246,6 +251,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
     private func attemptFailed(
         _ transfer: any TransportTransfer, _ error: ImageDownloaderError, cancelTransfer: Bool = false
     ) {
+        observation?.requestEnded(error: error, httpVersion: nil)
         // [HTTP cache] a stored response the server allows to be served when it errs wins over retrying.
         if serveStale(insteadOf: error, from: transfer, cancelTransfer: cancelTransfer) { return }
         retryOrFinish(transfer, error, cancelTransfer: cancelTransfer)

@@ -11,6 +11,8 @@ protocol HTTPCacheStorage: AnyObject, Sendable {
     var maximumBodySize: Int { get }
     /// Receives the storage's warnings (directory not writable, Redis unavailable); nil: standard error.
     var warningHandler: (@Sendable (String) -> Void)? { get set }
+    /// The storage's metrics and log messages (Observability/CacheTelemetry.swift).
+    var telemetry: CacheTelemetry { get }
     /// Tests: runs before each write reaches the storage, with the entry's name (a slow disk or server).
     var beforeDiskWrite: (@Sendable (String) -> Void)? { get set }
     var memoryUsage: Int { get }

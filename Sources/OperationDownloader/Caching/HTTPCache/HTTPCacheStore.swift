@@ -23,7 +23,8 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
     private var diskUsageEstimate: Int?
     private var directoryCreated = false
     private var hasWarned = false
-    private var _warningHandler: (@Sendable (String) -> Void)?
+    /// The warning handler, log hook and metrics sink (`od_http_cache_write_failures_total`).
+    let telemetry = CacheTelemetry(storage: "directory")
     private var _beforeDiskWrite: (@Sendable (String) -> Void)?
 
     init(directory: URL, diskCapacity: Int, memoryCapacity: Int, maximumFileSize: Int) {
@@ -34,8 +35,8 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
     }
 
     var warningHandler: (@Sendable (String) -> Void)? {
-        get { lock.withLock { _warningHandler } }
-        set { lock.withLock { _warningHandler = newValue } }
+        get { telemetry.warningHandler }
+        set { telemetry.warningHandler = newValue }
     }
 
     /// Tests: runs on the I/O queue before each file write, with the entry's file name (a slow disk).
@@ -157,7 +158,9 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
             // The old entry, if any, is outdated now; it must not be served in place of the new response.
             directory.remove(name)
             let reason = lastError.map { "\($0)" } ?? "unknown error"
-            warnOnce("HTTPImageCache: cannot write to \(directory.url.path) (\(reason)); responses are not cached while this lasts")
+            telemetry.writeFailed()
+            warnOnce("HTTPImageCache: cannot write to \(directory.url.path) (\(reason)); responses are not cached while this lasts",
+                     reason: reason)
             return
         }
         let needsTrim: Bool = lock.withLock {
@@ -188,17 +191,12 @@ final class HTTPCacheStore: @unchecked Sendable {  // mutable state guarded by `
         }
     }
 
-    private func warnOnce(_ message: String) {
-        let handler: (@Sendable (String) -> Void)?? = lock.withLock {
-            if hasWarned { return .none }
-            hasWarned = true
-            return .some(_warningHandler)
+    private func warnOnce(_ message: String, reason: String) {
+        let first: Bool = lock.withLock {
+            defer { hasWarned = true }
+            return !hasWarned
         }
-        guard case .some(let custom) = handler else { return }
-        if let custom {
-            custom(message)
-        } else {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
-        }
+        guard first else { return }
+        telemetry.logger.log(.warning, message, metadata: ["directory": directory.url.path, "error": reason])
     }
 }

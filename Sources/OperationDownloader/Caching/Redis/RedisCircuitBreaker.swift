@@ -46,8 +46,11 @@ struct RedisCircuitBreaker {
         }
     }
 
-    mutating func succeeded() {
-        state = .closed
+    /// Closes the breaker; returns whether it was open or probing (an outage ends).
+    @discardableResult
+    mutating func succeeded() -> Bool {
+        defer { state = .closed }
+        return state != .closed
     }
 
     mutating func failed(now: UInt64) -> Transition {

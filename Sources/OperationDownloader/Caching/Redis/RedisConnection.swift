@@ -4,7 +4,13 @@ import Foundation
 /// Why a connection cannot be used (it is then closed): the server cannot be reached, a reply did not come
 /// within the timeout, the connection broke, or the server refused to log in or select the database.
 struct RedisConnectionFailure: Error, Sendable, CustomStringConvertible {
+    /// What failed, as `od_redis_errors_total`'s `kind` says it.
+    enum Kind: String, Sendable {
+        case connect, timeout, io, auth
+    }
+
     let reason: String
+    var kind: Kind = .io
     var description: String { reason }
 }
 
@@ -22,7 +28,7 @@ final class RedisConnection {
         var message = [CChar](repeating: 0, count: 256)
         guard let context = chiredis_connect(endpoint.host, Int32(endpoint.port), Self.milliseconds(connectTimeout),
                                              &code, &message, message.count) else {
-            throw RedisConnectionFailure(reason: "cannot connect to \(endpoint.displayName): \(Self.string(message))")
+            throw RedisConnectionFailure(reason: "cannot connect to \(endpoint.displayName): \(Self.string(message))", kind: .connect)
         }
         // From here `deinit` frees the context, also when this initializer throws.
         self.context = context
@@ -39,7 +45,7 @@ final class RedisConnection {
         for (command, reply) in zip(setup, replies) {
             guard let message = reply.errorMessage else { continue }
             let name = String(decoding: command[0], as: UTF8.self)
-            throw RedisConnectionFailure(reason: "\(endpoint.displayName) refused \(name): \(message)")
+            throw RedisConnectionFailure(reason: "\(endpoint.displayName) refused \(name): \(message)", kind: .auth)
         }
     }
 
@@ -80,8 +86,12 @@ final class RedisConnection {
         var text = Self.string(message)
         if text.isEmpty { text = fallback ?? "connection failed" }
         // hiredis reports a read timeout as an I/O error with EAGAIN's text.
-        if Int(code) == CHIREDIS_ERR_IO, text.contains("Resource temporarily unavailable") { text = "no reply within the command timeout" }
-        return RedisConnectionFailure(reason: text)
+        var kind = RedisConnectionFailure.Kind.io
+        if Int(code) == CHIREDIS_ERR_IO, text.contains("Resource temporarily unavailable") {
+            text = "no reply within the command timeout"
+            kind = .timeout
+        }
+        return RedisConnectionFailure(reason: text, kind: kind)
     }
 
     private static func milliseconds(_ seconds: TimeInterval) -> Int32 {

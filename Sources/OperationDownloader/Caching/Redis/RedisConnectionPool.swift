@@ -3,7 +3,8 @@ import Foundation
 /// The connections of one Redis cache: idle ones are reused (at most `maximumIdle` kept), a new one is opened
 /// when every connection is busy, and a broken one is dropped. Every call goes through the circuit breaker,
 /// so a server that is down, slow or refusing the password costs one timeout per back-off interval, not one
-/// per download; the start of each outage is reported once through `onWarning`.
+/// per download; the start of each outage is reported once (a warning through the cache's log hook), and every
+/// error and breaker change to its metrics (`telemetry`).
 final class RedisConnectionPool: @unchecked Sendable {  // `lock` guards `idle` and `breaker`
     let endpoint: RedisEndpoint
     private let options: RedisCacheOptions
@@ -11,14 +12,14 @@ final class RedisConnectionPool: @unchecked Sendable {  // `lock` guards `idle` 
     private var idle: [RedisConnection] = []
     private var breaker: RedisCircuitBreaker
     private let clock: @Sendable () -> UInt64
-    private let onWarning: @Sendable (String) -> Void
+    private let telemetry: CacheTelemetry
 
     init(endpoint: RedisEndpoint, options: RedisCacheOptions, clock: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
-         onWarning: @escaping @Sendable (String) -> Void) {
+         telemetry: CacheTelemetry) {
         self.endpoint = endpoint
         self.options = options
         self.clock = clock
-        self.onWarning = onWarning
+        self.telemetry = telemetry
         self.breaker = RedisCircuitBreaker(initialInterval: options.retryInterval, maximumInterval: options.maximumRetryInterval)
     }
 
@@ -40,10 +41,12 @@ final class RedisConnectionPool: @unchecked Sendable {  // `lock` guards `idle` 
                     endpoint: endpoint, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout)
             }
             let replies = try connection.pipeline(commands)
-            lock.withLock {
-                breaker.succeeded()
-                if idle.count < max(1, options.maximumIdleConnections) { idle.append(connection) }
+            let recovered = lock.withLock {
+                defer { if idle.count < max(1, options.maximumIdleConnections) { idle.append(connection) } }
+                return breaker.succeeded()
             }
+            if recovered { back() }
+            for reply in replies where reply.errorMessage != nil { telemetry.redisError("reply") }
             return replies
         } catch {
             failed(error)
@@ -64,10 +67,22 @@ final class RedisConnectionPool: @unchecked Sendable {  // `lock` guards `idle` 
             return (transition, idle)
         }
         _ = dropped
+        telemetry.redisError(error.kind.rawValue)
         if case .opened(let retryIn) = transition {
-            onWarning("HTTPImageCache: Redis at \(endpoint.displayName) is unavailable (\(error.reason)); downloads go to the "
-                + "origin without the shared cache, retrying in \(Self.seconds(retryIn))")
+            telemetry.redisBreaker(opened: true)
+            telemetry.logger.log(
+                .warning, "HTTPImageCache: Redis at \(endpoint.displayName) is unavailable (\(error.reason)); downloads go to the "
+                    + "origin without the shared cache, retrying in \(Self.seconds(retryIn))",
+                metadata: ["redis.endpoint": endpoint.displayName, "error": error.reason, "retry_in": Self.seconds(retryIn)])
         }
+    }
+
+    /// The breaker closed again: the outage is over.
+    private func back() {
+        telemetry.redisBreaker(opened: false)
+        telemetry.logger.log(
+            .info, "HTTPImageCache: Redis at \(endpoint.displayName) is back; the shared cache is used again",
+            metadata: ["redis.endpoint": endpoint.displayName])
     }
 
     private static func seconds(_ value: TimeInterval) -> String {

@@ -24,7 +24,8 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
     private let ioQueue = DispatchQueue(label: "OperationDownloader.HTTPImageCache.redis")
     private let lock = NSLock()
     private var memory: HTTPCacheMemoryLayer<Data>
-    private var _warningHandler: (@Sendable (String) -> Void)?
+    /// The warning handler, log hook and metrics sink (Redis errors, the breaker, refused writes).
+    let telemetry = CacheTelemetry(storage: "redis")
     private var _beforeDiskWrite: (@Sendable (String) -> Void)?
     private var warnedAboutWrites = false
 
@@ -32,9 +33,7 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
         self.options = options
         self.keys = RedisKeySpace(prefix: options.keyPrefix)
         self.memory = HTTPCacheMemoryLayer(capacity: memoryCapacity)
-        let warnings = RedisWarnings()
-        self.pool = RedisConnectionPool(endpoint: endpoint, options: options, onWarning: { warnings.emit($0) })
-        warnings.store = self
+        self.pool = RedisConnectionPool(endpoint: endpoint, options: options, telemetry: telemetry)
         if options.singleFlight {
             flights = HTTPCacheFlights(locks: RedisFlightLocks(pool: pool, keys: keys, options: options))
         }
@@ -46,21 +45,13 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
     var memoryUsage: Int { lock.withLock { memory.usage } }
 
     var warningHandler: (@Sendable (String) -> Void)? {
-        get { lock.withLock { _warningHandler } }
-        set { lock.withLock { _warningHandler = newValue } }
+        get { telemetry.warningHandler }
+        set { telemetry.warningHandler = newValue }
     }
 
     var beforeDiskWrite: (@Sendable (String) -> Void)? {
         get { lock.withLock { _beforeDiskWrite } }
         set { lock.withLock { _beforeDiskWrite = newValue } }
-    }
-
-    func warn(_ message: String) {
-        if let handler = warningHandler {
-            handler(message)
-        } else {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
-        }
     }
 
     // MARK: Reading
@@ -141,13 +132,16 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
     /// A write refused by the server (out of memory under `maxmemory` with `noeviction`, a read-only replica):
     /// one warning per cache; downloads are not affected.
     private func refused(_ message: String) {
+        telemetry.writeFailed()
         let first = lock.withLock {
             defer { warnedAboutWrites = true }
             return !warnedAboutWrites
         }
         if first {
-            warn("HTTPImageCache: Redis at \(pool.endpoint.displayName) refuses writes (\(message)); responses are not shared "
-                + "while this lasts (see Docs/Scaling.md: maxmemory-policy allkeys-lru)")
+            telemetry.logger.log(
+                .warning, "HTTPImageCache: Redis at \(pool.endpoint.displayName) refuses writes (\(message)); responses are not shared "
+                    + "while this lasts (see Docs/Scaling.md: maxmemory-policy allkeys-lru)",
+                metadata: ["redis.endpoint": pool.endpoint.displayName, "error": message])
         }
     }
 
@@ -185,17 +179,4 @@ final class RedisHTTPCacheStore: HTTPCacheStorage, @unchecked Sendable {  // mut
 
     /// Redis evicts by itself (TTLs, and `maxmemory` with `allkeys-lru`): nothing to trim here.
     func trim(now: Date) {}
-}
-
-/// Routes the pool's warnings to the store's handler (the pool is made before the store exists).
-private final class RedisWarnings: @unchecked Sendable {  // `store` is set once, before any warning can be emitted
-    weak var store: RedisHTTPCacheStore?
-
-    func emit(_ message: String) {
-        if let store {
-            store.warn(message)
-        } else {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
-        }
-    }
 }

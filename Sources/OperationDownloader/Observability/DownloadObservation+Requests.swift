@@ -1,0 +1,100 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The requests of a download, one at a time (a "hop": the first request of an attempt, each redirect's, a
+/// refetch's): each is stamped with its own `traceparent` under the caller's trace, counted in
+/// `http_client_active_requests` while it runs, observed once in `http_client_request_duration_seconds` when it
+/// ends, and (with a tracer) has its own client span.
+extension DownloadObservation {
+    struct Hop {
+        let began: UInt64
+        let target: RequestTarget
+        /// `target.host`, or `_other` past the downloader's limit of distinct hosts.
+        let serverAddress: String
+        var status: Int?
+        let span: (any ImageDownloaderSpan)?
+        let active: (any ImageDownloaderMeterHandler)?
+    }
+
+    /// A request is about to be sent (the first of an attempt: the download's first, a retry's, a refetch's):
+    /// the request to send, with its `traceparent` when the download has a trace. A request still open ends
+    /// first, with the status it got.
+    func requestBegins(_ request: URLRequest) -> URLRequest {
+        requestEnded(error: nil, httpVersion: nil)
+        return begin(request)
+    }
+
+    /// A redirect with `status` is followed: that request ends, and `request` (the redirect's) begins.
+    func redirected(status: Int, to request: URLRequest) -> URLRequest {
+        state.withLock { $0.hop?.status = status }
+        requestEnded(error: nil, httpVersion: nil)
+        return begin(request)
+    }
+
+    /// The server's response to the request in flight (an authentication retry's replaces the 401's).
+    func responseReceived(status: Int?) {
+        guard let status else { return }
+        state.withLock { $0.hop?.status = status }
+    }
+
+    /// The request in flight ended (completed, failed, timed out, rejected, cancelled): observed once; later
+    /// calls do nothing until the next request begins. Without `error`, a status of 400 or more is the error
+    /// type (OpenTelemetry's rule).
+    func requestEnded(error: (any Error)?, httpVersion: String?) {
+        guard let hop = state.withLock({ state -> Hop? in
+            defer { state.hop = nil }
+            return state.hop
+        }) else { return }
+        let seconds = Monotonic.seconds(since: hop.began)
+        var errorType = error.flatMap(MetricLabels.requestErrorType) ?? ""
+        if errorType.isEmpty, let status = hop.status, status >= 400 { errorType = String(status) }
+        let version = MetricLabels.protocolVersion(httpVersion) ?? ""
+        hop.active?.decrement(by: 1)
+        if let metrics = telemetry?.metrics {
+            let series = RequestSeries(
+                method: hop.target.method, serverAddress: hop.serverAddress, port: hop.target.port, status: hop.status ?? 0,
+                errorType: errorType, protocolVersion: version)
+            metrics.requestDuration(series).record(seconds: seconds)
+        }
+        guard let span = hop.span else { return }
+        if let status = hop.status { span.setAttribute(.int(Int64(status)), forKey: "http.response.status_code") }
+        if !version.isEmpty { span.setAttribute(.string(version), forKey: "network.protocol.version") }
+        if !errorType.isEmpty {
+            span.setAttribute(.string(errorType), forKey: "error.type")
+            span.setStatus(.error(description: error.map { String(describing: $0) } ?? "HTTP \(errorType)"))
+            if let error, MetricLabels.requestErrorType(error) != nil { span.recordError(error) }
+        }
+        span.end()
+    }
+
+    private func begin(_ request: URLRequest) -> URLRequest {
+        let target = RequestTarget(request)
+        let metrics = telemetry?.metrics
+        let address = metrics?.serverAddresses.label(target.host) ?? target.host
+        let active = metrics?.activeRequests(ActiveSeries(method: target.method, serverAddress: address, port: target.port))
+        active?.increment(by: 1)
+        let (downloadSpan, index) = state.withLock { state in
+            defer { state.requestsBegun += 1 }
+            return (state.downloadSpan, state.requestsBegun)
+        }
+        var span: (any ImageDownloaderSpan)?
+        if let tracer = telemetry?.tracer {
+            let made = tracer.startSpan(target.method, parent: downloadSpan?.context ?? trace, ofKind: .client, links: [])
+            made.setAttribute(.string(target.method), forKey: "http.request.method")
+            made.setAttribute(.string(target.host), forKey: "server.address")
+            made.setAttribute(.int(Int64(target.port)), forKey: "server.port")
+            if let url = request.url { made.setAttribute(.string(url.absoluteString), forKey: "url.full") }
+            if index > 0 { made.setAttribute(.int(Int64(index)), forKey: "http.request.resend_count") }
+            span = made
+        }
+        state.withLock { $0.hop = Hop(began: Monotonic.now(), target: target, serverAddress: address, span: span, active: active) }
+        // The request's own span id, under the caller's trace (or the tracer's, when it propagates).
+        guard let context = span?.context ?? (downloadSpan?.context ?? trace)?.withNewSpanID() else { return request }
+        var stamped = request
+        stamped.setValue(context.traceParent, forHTTPHeaderField: "traceparent")
+        stamped.setValue(context.traceState, forHTTPHeaderField: "tracestate")
+        return stamped
+    }
+}
