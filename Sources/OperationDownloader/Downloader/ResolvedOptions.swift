@@ -229,10 +229,17 @@ final class DownloaderResources: Sendable {
     let deadlineMonitor: DeadlineMonitor
     /// The metrics sink, tracer and log hook (nil when the configuration sets none: Observability/).
     let telemetry: DownloaderTelemetry?
+    /// What final decodes reserve their pixel memory against: the process's budget (tests give a downloader one
+    /// of its own).
+    let decodingBudget: ImageDecodingBudget
 
-    init(transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor, telemetry: DownloaderTelemetry? = nil) {
+    init(
+        transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor, telemetry: DownloaderTelemetry? = nil,
+        decodingBudget: ImageDecodingBudget = .shared
+    ) {
         self.transport = transport
         self.deadlineMonitor = deadlineMonitor
         self.telemetry = telemetry
+        self.decodingBudget = decodingBudget
     }
 }

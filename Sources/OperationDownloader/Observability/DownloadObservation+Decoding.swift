@@ -43,14 +43,14 @@ extension DownloadObservation {
         }
     }
 
-    /// The decode ended with an image of `format` (or failed with `error`).
-    func decodeEnded(_ decode: Decode, format: ImageFormat, error: (any Error)?) {
+    /// The decode ended with an image of `format` (or failed with `error`); `budget` is the one it reserved against.
+    func decodeEnded(_ decode: Decode, format: ImageFormat, error: (any Error)?, budget: ImageDecodingBudget) {
         let total = Monotonic.now() &- decode.began
         let waited = decode.waited
         let working = total > waited ? total - waited : 0
         if let metrics = telemetry?.metrics {
             metrics.timer(MetricName.decodeDuration, "format", MetricLabels.format(format)).recordNanoseconds(Int64(clamping: working))
-            metrics.sampleDecodeBudget()
+            metrics.sampleDecodeBudget(budget)
             if case .exceedsDecodingBudget? = error as? ImageDecodingError {
                 metrics.counter(MetricName.decodeBudgetRefusals, "reason", "too_large").increment(by: 1)
             }

@@ -116,9 +116,12 @@ final class DownloadObservation: Sendable {
 
     /// Waits for another download of the fleet to fetch this URL into the shared cache.
     func sharedFetchWaitBegan() {
-        guard telemetry?.metrics != nil else { return }
+        guard let telemetry else { return }
         let now = Monotonic.now()
         state.withLock { $0.sharedFetchWaitBegan = now }
+        telemetry.logger.log(
+            .debug, "waiting for another download of the fleet to fetch \(url?.absoluteString ?? "this URL") into the shared cache",
+            metadata: ["url": url?.absoluteString ?? ""])
     }
 
     func sharedFetchWaitEnded() {

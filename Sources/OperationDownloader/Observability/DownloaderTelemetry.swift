@@ -148,8 +148,7 @@ final class DownloaderMetrics: Sendable {
     }
 
     /// The decode memory budget as it is now (sampled after each decode).
-    func sampleDecodeBudget() {
-        let budget = ImageDecodingBudget.shared
+    func sampleDecodeBudget(_ budget: ImageDecodingBudget) {
         budgetInUse.set(Double(budget.reservedBytes))
         budgetLimit.set(Double(budget.limitBytes))
     }

@@ -44,7 +44,8 @@ struct FinalDecodeStep {
         if let memoryCache = transfer.plumbing?.memoryCache { makeRoom = { memoryCache.makeRoom(forBytes: $0) } }
         let images = FinalImages(
             data: data, url: url, manager: coders, maximumPixelCount: transfer.maximumPixelCount, finishedProgressively: finished,
-            cancellation: decodeCancellation, makeRoom: makeRoom, observation: observation)
+            cancellation: decodeCancellation, makeRoom: makeRoom, observation: observation,
+            decodingBudget: transfer.plumbing?.resources.decodingBudget ?? .shared)
         if let callers { images.prepare(callers) }
         return .images(images)
     }
