@@ -14,6 +14,8 @@ enum ChildWorkload: String, CaseIterable {
     case instructionsDownloader = "instructions-downloader"
     /// As `instructionsDownloader`, with `postsNotifications = false`: the four notifications' share.
     case instructionsDownloaderQuiet = "instructions-downloader-quiet"
+    /// As `instructionsDownloader`, with a `PrometheusMetrics` sink (rendered once at the end): what metrics cost.
+    case instructionsDownloaderMetrics = "instructions-downloader-metrics"
     /// N small downloads through raw URLSession tasks (run under callgrind).
     case instructionsURLSession = "instructions-urlsession"
     /// N small downloads through one bare Operation each (run under callgrind).
@@ -42,7 +44,8 @@ enum ChildWorkload: String, CaseIterable {
         switch self {
         case .memoryLarge:
             urls = (0..<count).compactMap { url("large-baseline.jpg?m=\($0)") }
-        case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsURLSession, .instructionsOperationProbe:
+        case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsDownloaderMetrics, .instructionsURLSession,
+             .instructionsOperationProbe:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
         case .memoryManyDecoded:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
@@ -72,6 +75,12 @@ enum ChildWorkload: String, CaseIterable {
         case .memoryMany, .instructionsDownloader, .downloadDownloader:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage])
             failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .instructionsDownloaderMetrics:
+            let sink = PrometheusMetrics()
+            let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage]) { $0.metricsSink = sink }
+            // Rendered once, as a scrape would; an empty text would mean nothing was reported.
+            failures = outcome.map { $0.failures + (sink.exposition().isEmpty ? 1 : 0) }
             firstError = outcome?.firstError
         case .downloadDownloaderQuiet, .instructionsDownloaderQuiet:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], postsNotifications: false)

@@ -23,11 +23,13 @@ struct InstructionsBenchmark {
         var raw = Samples()
         var probe = Samples()
         var quiet = Samples()
+        var metrics = Samples()
         for _ in 0..<rounds {
             ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
             raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
             probe.add(try perDownload(.instructionsOperationProbe, executable: stripped, small: small, large: large))
             quiet.add(try perDownload(.instructionsDownloaderQuiet, executable: stripped, small: small, large: large))
+            metrics.add(try perDownload(.instructionsDownloaderMetrics, executable: stripped, small: small, large: large))
         }
         let s = Self.section
         context.report.headline("instructions_per_download", section: s, label: "ImageDownloader (decode off), instructions per download", unit: "instr", ours)
@@ -41,6 +43,9 @@ struct InstructionsBenchmark {
         context.report.detail("notifications_instructions_per_download", section: s, label: "the four notifications (ImageDownloader − the same without notifications), instructions per download", unit: "instr",
                               Samples(zip(ours.values, quiet.values).map { $0 - $1 }))
         context.report.detail("instructions_quiet_ratio_vs_urlsession", section: s, label: "ImageDownloader without notifications ÷ raw URLSession instructions", unit: "×", ratios(quiet, raw))
+        // What the metrics cost (issue 38): the same downloads with PrometheusMetrics as the metrics sink.
+        context.report.detail("metrics_instructions_per_download", section: s, label: "ImageDownloader with PrometheusMetrics as metricsSink, instructions per download", unit: "instr", metrics)
+        context.report.detail("metrics_instructions_ratio", section: s, label: "ImageDownloader with PrometheusMetrics ÷ without (goal ≤ 1.02)", unit: "×", ratios(metrics, ours))
         context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")
     }
 

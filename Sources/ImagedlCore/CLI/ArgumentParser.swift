@@ -24,11 +24,11 @@ public enum ArgumentParser {
     /// Download options that take a value (`imagedl thumbnail` passes these through for its URL inputs).
     static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--max-time", "--header", "--user", "--password",
-        "--http-cache", "--retry", "--input", "--transport", "--cacert", "--proxy",
+        "--http-cache", "--retry", "--input", "--transport", "--cacert", "--proxy", "--metrics",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
-        "--insecure",
+        "--insecure", "--verbose",
     ]
 
     private static func parseDownload(_ arguments: [String]) throws(UsageError) -> Command {
@@ -51,6 +51,7 @@ public enum ArgumentParser {
                 case "--json": options.json = true
                 case "--preview": options.preview = true
                 case "--insecure": options.insecure = true
+                case "--verbose": options.verbose = true
                 default: throw UsageError("unknown option '\(name)'")
                 }
             case .option(let name, let value):
@@ -94,6 +95,9 @@ public enum ArgumentParser {
                 case "--transport": options.transport = try TransportOptions.parseTransport(value)
                 case "--cacert": options.caFile = try TransportOptions.parseCACert(value)
                 case "--proxy": options.proxy = try TransportOptions.parseProxy(value)
+                case "--metrics":
+                    guard !value.isEmpty else { throw UsageError("--metrics needs a file, or - for stderr") }
+                    options.metricsFile = value
                 default:
                     throw UsageError("unknown option '\(name)'")
                 }

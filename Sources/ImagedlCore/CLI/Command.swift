@@ -66,6 +66,10 @@ public struct DownloadOptions: Equatable, Sendable {
     public var caFile: String?
     /// `--proxy URL`: every request through this proxy (curl transport; default: the environment).
     public var proxy: URL?
+    /// `--metrics FILE`: the Prometheus text exposition of the run's metrics, written when it ends (`-`: stderr).
+    public var metricsFile: String?
+    /// `--verbose`: the library's debug messages (retries, waits) on stderr, beside its warnings.
+    public var verbose = false
 
     public init() {}
 }

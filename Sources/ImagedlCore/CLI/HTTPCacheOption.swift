@@ -28,7 +28,8 @@ extension DownloadOptions {
     var usesHTTPCache: Bool { httpCacheDirectory != nil || httpCacheRedisURL != nil }
 
     /// The HTTP cache `--http-cache` names: the folder (created if needed) or Redis, whose warnings (server
-    /// unreachable, refusing writes) go to standard error. nil without the option.
+    /// unreachable, refusing writes) go to standard error (through the downloader's log handler, `RunMetrics`).
+    /// nil without the option.
     func makeHTTPCache() throws -> HTTPImageCache? {
         if let url = httpCacheRedisURL {
             let cache = try HTTPImageCache(redis: url)

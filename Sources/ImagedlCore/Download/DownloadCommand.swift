@@ -51,11 +51,14 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private var interruptSubscription: Int?
 
     private let customReporter: (any DownloadReporter)?
+    /// The run's metrics (the summary's request times and hit ratio, `--metrics`) and log handler.
+    let runMetrics: RunMetrics
 
     /// `reporter` replaces the usual choice (JSON, live terminal or plain lines), for tests.
     init(options: DownloadOptions, reporter: (any DownloadReporter)? = nil) {
         self.options = options
         customReporter = reporter
+        runMetrics = RunMetrics(options: options)
     }
 
     /// Runs to completion (or Ctrl-C) and returns the exit status; `records` afterwards describe each URL.
@@ -117,6 +120,10 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         done.wait()
         feeder?.stop()
         downloader.invalidate(cancelPendingOperations: true)
+        if let problem = runMetrics.write() {
+            Console.err(problem + "\n")
+            return .failure
+        }
         return queue.sync { () -> ExitCode in
             if interrupted { return .interrupted }
             return failures == 0 ? .success : .failure
@@ -172,6 +179,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         configuration.username = options.user
         configuration.password = options.password
         configuration.callbackQueue = queue
+        runMetrics.configure(&configuration)
         TransportOptions.apply(options, to: &configuration)
         // Streaming keeps no decoded images: the memory cache charges only pixel bytes, so a million small
         // images would hold hundreds of MB of entries it never purges (Docs/Benchmarks.md, imagedl --input).
@@ -325,6 +333,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         if let interruptSubscription { InterruptSignal.shared.unsubscribe(interruptSubscription) }
         feeder?.stop()
         reporter?.end(records.values.sorted { $0.index < $1.index }, interrupted: interrupted)
+        if !options.json, let line = runMetrics.summaryLine() { Console.out(line + "\n") }
         done.signal()
     }
 

@@ -5,8 +5,9 @@ extension DownloadOptions {
     /// A downloader for `imagedl thumbnail`'s URL inputs, configured from the download options the command
     /// line gave (timeout, credentials, headers, HTTP cache). Keep in step with
     /// `DownloadCommand.makeDownloader` when network options are added there.
-    func makeThumbnailDownloader() throws -> ImageDownloader {
+    func makeThumbnailDownloader(metrics: RunMetrics? = nil) throws -> ImageDownloader {
         var configuration = ImageDownloaderConfiguration()
+        metrics?.configure(&configuration)
         configuration.maxConcurrentDownloads = concurrency
         configuration.downloadTimeout = timeout
         configuration.maximumDownloadDuration = maxTime

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import TestRequirements
 
 /// The Prometheus text exposition format read back (what a scraper does): every line is a comment (`# HELP`,
 /// `# TYPE`), or a sample `name{label="value",...} number`. Escapes are undone; a malformed line, a sample
@@ -135,36 +134,5 @@ struct Exposition {
             }
         }
         return result
-    }
-}
-
-/// `promtool check metrics` over an exposition: its exit status and what it printed (lint problems).
-enum Promtool {
-    struct Outcome {
-        let status: Int32
-        let output: String
-    }
-
-    static func check(_ exposition: String) throws -> Outcome {
-        guard let path = Requirement.promtoolPath else { throw Exposition.Problem(description: "no promtool") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["check", "metrics"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try ChildProcesses.run(process)
-        // Written from another thread: a large exposition fills the pipe before promtool's output is read.
-        let handle = input.fileHandleForWriting
-        let bytes = Data(exposition.utf8)
-        let writer = Thread {
-            handle.write(bytes)
-            try? handle.close()
-        }
-        writer.start()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, output: String(decoding: printed, as: UTF8.self))
     }
 }
