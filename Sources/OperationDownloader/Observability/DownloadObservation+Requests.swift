@@ -10,27 +10,26 @@ import FoundationNetworking
 extension DownloadObservation {
     struct Hop {
         let began: UInt64
-        let target: RequestTarget
-        /// `target.host`, or `_other` past the downloader's limit of distinct hosts.
-        let serverAddress: String
+        /// Its method, host and port (and the host's `server_address`, `_other` past the downloader's limit), with
+        /// their gauge and histograms; nil without a metrics sink.
+        let endpoint: RequestEndpoint?
         var status: Int?
         let span: (any ImageDownloaderSpan)?
-        let active: (any ImageDownloaderMeterHandler)?
     }
 
     /// A request is about to be sent (the first of an attempt: the download's first, a retry's, a refetch's):
     /// the request to send, with its `traceparent` when the download has a trace. A request still open ends
-    /// first, with the status it got.
-    func requestBegins(_ request: URLRequest) -> URLRequest {
+    /// first, with the status it got. `url`: the request's, read once by the caller.
+    func requestBegins(_ request: URLRequest, url: URL?) -> URLRequest {
         requestEnded(error: nil, httpVersion: nil)
-        return begin(request)
+        return begin(request, url: url)
     }
 
     /// A redirect with `status` is followed: that request ends, and `request` (the redirect's) begins.
     func redirected(status: Int, to request: URLRequest) -> URLRequest {
         state.withLock { $0.hop?.status = status }
         requestEnded(error: nil, httpVersion: nil)
-        return begin(request)
+        return begin(request, url: request.url)
     }
 
     /// The server's response to the request in flight (an authentication retry's replaces the 401's).
@@ -51,12 +50,10 @@ extension DownloadObservation {
         var errorType = error.flatMap(MetricLabels.requestErrorType) ?? ""
         if errorType.isEmpty, let status = hop.status, status >= 400 { errorType = String(status) }
         let version = MetricLabels.protocolVersion(httpVersion) ?? ""
-        hop.active?.decrement(by: 1)
-        if let metrics = telemetry?.metrics {
-            let series = RequestSeries(
-                method: hop.target.method, serverAddress: hop.serverAddress, port: hop.target.port, status: hop.status ?? 0,
-                errorType: errorType, protocolVersion: version)
-            metrics.requestDuration(series).record(seconds: seconds)
+        if let endpoint = hop.endpoint {
+            endpoint.active.decrement(by: 1)
+            let outcome = RequestOutcome(status: hop.status ?? 0, errorType: errorType, protocolVersion: version)
+            endpoint.timer(outcome).record(seconds: seconds)
         }
         guard let span = hop.span else { return }
         if let status = hop.status { span.setAttribute(.int(Int64(status)), forKey: "http.response.status_code") }
@@ -69,27 +66,28 @@ extension DownloadObservation {
         span.end()
     }
 
-    private func begin(_ request: URLRequest) -> URLRequest {
-        let target = RequestTarget(request)
-        let metrics = telemetry?.metrics
-        let address = metrics?.serverAddresses.label(target.host) ?? target.host
-        let active = metrics?.activeRequests(ActiveSeries(method: target.method, serverAddress: address, port: target.port))
-        active?.increment(by: 1)
-        let (downloadSpan, index) = state.withLock { state in
-            defer { state.requestsBegun += 1 }
-            return (state.downloadSpan, state.requestsBegun)
-        }
+    private func begin(_ request: URLRequest, url: URL?) -> URLRequest {
+        let target = RequestTarget(request, url: url)
+        let endpoint = telemetry?.metrics?.endpoints.endpoint(for: target)
+        endpoint?.active.increment(by: 1)
         var span: (any ImageDownloaderSpan)?
+        var downloadSpan: (any ImageDownloaderSpan)?
         if let tracer = telemetry?.tracer {
+            let index: Int
+            (downloadSpan, index) = state.withLock { ($0.downloadSpan, $0.requestsBegun) }
             let made = tracer.startSpan(target.method, parent: downloadSpan?.context ?? trace, ofKind: .client, links: [])
             made.setAttribute(.string(target.method), forKey: "http.request.method")
             made.setAttribute(.string(target.host), forKey: "server.address")
             made.setAttribute(.int(Int64(target.port)), forKey: "server.port")
-            if let url = request.url { made.setAttribute(.string(url.absoluteString), forKey: "url.full") }
+            if let url { made.setAttribute(.string(url.absoluteString), forKey: "url.full") }
             if index > 0 { made.setAttribute(.int(Int64(index)), forKey: "http.request.resend_count") }
             span = made
         }
-        state.withLock { $0.hop = Hop(began: Monotonic.now(), target: target, serverAddress: address, span: span, active: active) }
+        let hop = Hop(began: Monotonic.now(), endpoint: endpoint, span: span)
+        state.withLock { state in
+            state.hop = hop
+            state.requestsBegun += 1
+        }
         // The request's own span id, under the caller's trace (or the tracer's, when it propagates).
         guard let context = span?.context ?? (downloadSpan?.context ?? trace)?.withNewSpanID() else { return request }
         var stamped = request

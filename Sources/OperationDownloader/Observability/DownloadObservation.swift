@@ -31,7 +31,7 @@ final class DownloadObservation: Sendable {
         var requestsBegun = 0
         var sharedFetchWaitBegan: UInt64?
         /// Where the answer's bytes came from, known at the end (`od_downloads_total`'s `source`).
-        var source = "network"
+        var source = DownloadSource.network
         var ended = false
     }
 
@@ -67,16 +67,15 @@ final class DownloadObservation: Sendable {
 
     /// `start()` ran (also for an operation cancelled before it started): it leaves the queue, and its span begins.
     func started() {
-        let (wasQueued, createdAt) = state.withLock { state in
+        let (wasQueued, createdAt, links) = state.withLock { state in
             defer { state.queued = false }
-            return (state.queued, state.createdAt)
+            return (state.queued, state.createdAt, state.pendingLinks)
         }
         if wasQueued, let metrics = telemetry?.metrics {
             metrics.queueDepth.decrement(by: 1)
             metrics.queueWait.record(seconds: Monotonic.seconds(since: createdAt))
         }
         guard let tracer = telemetry?.tracer else { return }
-        let links = state.withLock { $0.pendingLinks }
         let span = tracer.startSpan("image.download", parent: trace, ofKind: .internal, links: links)
         if let url { span.setAttribute(.string(url.absoluteString), forKey: "url.full") }
         state.withLock {
@@ -135,30 +134,40 @@ final class DownloadObservation: Sendable {
 
     // MARK: - The end
 
-    /// The download ends (before its callers are answered): a request still open ends with `error`, the HTTP cache lookup and the duration are counted, the download span ends.
+    /// What the end of a download tells (read from its metrics in one step).
+    struct Ending {
+        var source: ImageDownloadMetrics.Source
+        var servedStale: Bool
+        /// A start was recorded: the HTTP cache was consulted (a download cancelled before that looked up nothing).
+        var started: Bool
+        var attempts: Int
+    }
+
+    /// The download ends (before its callers are answered): a request still open ends with `error`, the HTTP
+    /// cache lookup and the duration are counted, the download span ends.
     /// `httpCacheStorage`: the storage of the HTTP cache this download read (nil: none).
-    func downloadEnded(error: (any Error)?, metrics downloadMetrics: ImageDownloadMetrics, httpCacheStorage: String?) {
-        let source = MetricLabels.source(downloadMetrics.source)
-        let (span, first) = state.withLock { state in
+    func downloadEnded(error: (any Error)?, _ ending: Ending, httpCacheStorage: String?) {
+        let source = DownloadSource(ending.source)
+        let (span, first, created) = state.withLock { state in
             defer {
                 state.ended = true
                 state.source = source
             }
-            return (state.downloadSpan, !state.ended)
+            return (state.downloadSpan, !state.ended, state.createdAt)
         }
         guard first else { return }
         requestEnded(error: error, httpVersion: nil)
         if let metrics = telemetry?.metrics {
-            if let storage = httpCacheStorage, downloadMetrics.startedAt != nil {
-                metrics.counter(MetricName.httpCacheLookups, "storage", storage, "result", MetricLabels.lookupResult(downloadMetrics))
-                    .increment(by: 1)
+            if let storage = httpCacheStorage, ending.started {
+                let result = MetricLabels.lookupResult(ending.source, servedStale: ending.servedStale)
+                metrics.counter(MetricName.httpCacheLookups, "storage", storage, "result", result).increment(by: 1)
             }
-            let created = state.withLock { $0.createdAt }
-            metrics.timer(MetricName.downloadDuration, "source", source).record(seconds: Monotonic.seconds(since: created))
+            metrics.downloadDuration(source).record(seconds: Monotonic.seconds(since: created))
+            if let cache = metrics.memoryCache { metrics.memoryCacheBytes.set(Double(cache.memoryUsage)) }
         }
         guard let span else { return }
-        span.setAttribute(.string(source), forKey: "od.source")
-        span.setAttribute(.int(Int64(downloadMetrics.attemptCount)), forKey: "od.attempts")
+        span.setAttribute(.string(source.label), forKey: "od.source")
+        span.setAttribute(.int(Int64(ending.attempts)), forKey: "od.attempts")
         if let error {
             span.setAttribute(.string(MetricLabels.errorType(error)), forKey: "error.type")
             span.recordError(error)
@@ -172,12 +181,12 @@ final class DownloadObservation: Sendable {
         guard let metrics = telemetry?.metrics else { return }
         let source = state.withLock { $0.source }
         for error in errors {
-            metrics.download(result: MetricLabels.result(error), source: source)
-            if let error, MetricLabels.result(error) == "failure" {
+            let result = DownloadResult(error)
+            metrics.download(result, source)
+            if let error, result == .failure {
                 metrics.counter(MetricName.downloadErrors, "error_type", MetricLabels.errorType(error)).increment(by: 1)
             }
         }
-        if let cache = metrics.memoryCache { metrics.memoryCacheBytes.set(Double(cache.memoryUsage)) }
     }
 }
 

@@ -31,7 +31,7 @@ final class DownloaderTelemetry: Sendable {
 
     /// A caller was answered from the memory cache (no operation).
     func memoryCacheHit() {
-        metrics?.download(result: "success", source: MetricLabels.memoryCacheSource)
+        metrics?.download(.success, .memoryCache)
     }
 
     /// A caller joined the operation in flight for its URL.
@@ -42,7 +42,11 @@ final class DownloaderTelemetry: Sendable {
     /// An image prefetcher's URL ended (`error` nil: succeeded).
     func prefetchEnded(error: (any Error)?) {
         guard let metrics else { return }
-        let result = error == nil ? "succeeded" : MetricLabels.result(error) == "cancelled" ? "cancelled" : "failed"
+        let result = switch DownloadResult(error) {
+        case .success: "succeeded"
+        case .failure: "failed"
+        case .cancelled: "cancelled"
+        }
         metrics.counter(MetricName.prefetchedURLs, "result", result).increment(by: 1)
     }
 }
@@ -65,12 +69,15 @@ final class DownloaderMetrics: Sendable {
     let memoryCacheBytes: any ImageDownloaderMeterHandler
     /// The memory cache whose size `memoryCacheBytes` reports (only the package's own can tell).
     let memoryCache: AutoPurgingImageCache?
-    let serverAddresses: ServerAddressLabels
+    /// `http_client_active_requests` and `http_client_request_duration_seconds`, per method, host and port.
+    let endpoints: RequestEndpoints
 
     private let counters = Locked<[LabelledName: any ImageDownloaderCounterHandler]>([:])
     private let timers = Locked<[LabelledName: any ImageDownloaderTimerHandler]>([:])
-    private let requestTimers = Locked<[RequestSeries: any ImageDownloaderTimerHandler]>([:])
-    private let activeRequests = Locked<[ActiveSeries: any ImageDownloaderMeterHandler]>([:])
+    /// `od_downloads_total` by result and source, and `od_download_duration_seconds` by source: every report of
+    /// a download, so found by index (made on first use), not by hashing label text.
+    private let downloads = Locked<[(any ImageDownloaderCounterHandler)?]>(Array(repeating: nil, count: DownloadResult.allCases.count * DownloadSource.allCases.count))
+    private let durations = Locked<[(any ImageDownloaderTimerHandler)?]>(Array(repeating: nil, count: DownloadSource.allCases.count))
 
     init(sink: any ImageDownloaderMetricsSink, serverAddressLimit: Int, memoryCache: AutoPurgingImageCache?) {
         self.sink = sink
@@ -84,7 +91,7 @@ final class DownloaderMetrics: Sendable {
         budgetLimit = sink.makeMeter(label: MetricName.decodeBudgetBytes, dimensions: [("state", "limit")])
         memoryCacheBytes = sink.makeMeter(label: MetricName.memoryCacheBytes, dimensions: [])
         self.memoryCache = memoryCache
-        serverAddresses = ServerAddressLabels(limit: serverAddressLimit)
+        endpoints = RequestEndpoints(limit: serverAddressLimit, sink: sink)
     }
 
     /// A metric name with up to two label pairs, the key of the handlers made on first use.
@@ -121,29 +128,23 @@ final class DownloaderMetrics: Sendable {
         }
     }
 
-    func download(result: String, source: String) {
-        counter(MetricName.downloads, "result", result, "source", source).increment(by: 1)
+    /// One caller answered.
+    func download(_ result: DownloadResult, _ source: DownloadSource) {
+        let index = result.rawValue * DownloadSource.allCases.count + source.rawValue
+        if let counter = downloads.withLock({ $0[index] }) { return counter.increment(by: 1) }
+        let made = sink.makeCounter(label: MetricName.downloads, dimensions: [("result", result.label), ("source", source.label)])
+        downloads.withLock { $0[index] = $0[index] ?? made }
+        made.increment(by: 1)
     }
 
-    /// `http_client_request_duration_seconds` with one request's labels.
-    func requestDuration(_ series: RequestSeries) -> any ImageDownloaderTimerHandler {
-        if let made = requestTimers.withLock({ $0[series] }) { return made }
-        let made = sink.makeTimer(label: MetricName.requestDuration, dimensions: series.dimensions)
-        return requestTimers.withLock { timers in
-            if let raced = timers[series] { return raced }
-            timers[series] = made
-            return made
-        }
-    }
-
-    /// `http_client_active_requests` for one method, host and port.
-    func activeRequests(_ series: ActiveSeries) -> any ImageDownloaderMeterHandler {
-        if let made = activeRequests.withLock({ $0[series] }) { return made }
-        let made = sink.makeMeter(label: MetricName.activeRequests, dimensions: series.dimensions)
-        return activeRequests.withLock { meters in
-            if let raced = meters[series] { return raced }
-            meters[series] = made
-            return made
+    /// `od_download_duration_seconds` of downloads whose bytes came from `source`.
+    func downloadDuration(_ source: DownloadSource) -> any ImageDownloaderTimerHandler {
+        if let timer = durations.withLock({ $0[source.rawValue] }) { return timer }
+        let made = sink.makeTimer(label: MetricName.downloadDuration, dimensions: [("source", source.label)])
+        return durations.withLock { durations in
+            let timer = durations[source.rawValue] ?? made
+            durations[source.rawValue] = timer
+            return timer
         }
     }
 

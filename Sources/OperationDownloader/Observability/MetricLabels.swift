@@ -77,29 +77,13 @@ enum MetricLabels {
         return type.first?.isNumber == true ? "status_" + type : type
     }
 
-    /// `source` of `od_downloads_total`.
-    static func source(_ source: ImageDownloadMetrics.Source) -> String {
-        switch source {
-        case .network: "network"
-        case .httpCache: "http_cache"
-        case .revalidatedHTTPCache: "revalidated_http_cache"
-        }
-    }
-
-    static let memoryCacheSource = "memory_cache"
-
-    /// `result` of `od_downloads_total`: `success`, `failure` or `cancelled`.
-    static func result(_ error: (any Error)?) -> String {
-        guard let error else { return "success" }
-        return errorType(error) == "cancelled" ? "cancelled" : "failure"
-    }
 
     /// `result` of `od_http_cache_lookups_total` for a download that used the HTTP cache: `hit` (fresh),
     /// `stale` (served stale: stale-while-revalidate, stale-if-error, max-stale), `revalidated` (a 304), `miss`
     /// (the server sent the body: nothing stored, or the stored response changed).
-    static func lookupResult(_ metrics: ImageDownloadMetrics) -> String {
-        switch metrics.source {
-        case .httpCache: metrics.servedStale ? "stale" : "hit"
+    static func lookupResult(_ source: ImageDownloadMetrics.Source, servedStale: Bool) -> String {
+        switch source {
+        case .httpCache: servedStale ? "stale" : "hit"
         case .revalidatedHTTPCache: "revalidated"
         case .network: "miss"
         }
@@ -114,5 +98,48 @@ enum MetricLabels {
     static func protocolVersion(_ version: String?) -> String? {
         guard let version, !version.isEmpty else { return nil }
         return version.hasPrefix("HTTP/") ? String(version.dropFirst(5)) : version
+    }
+}
+
+/// `result` of `od_downloads_total`.
+enum DownloadResult: Int, CaseIterable, Sendable {
+    case success, failure, cancelled
+
+    init(_ error: (any Error)?) {
+        guard let error else {
+            self = .success
+            return
+        }
+        self = MetricLabels.errorType(error) == "cancelled" ? .cancelled : .failure
+    }
+
+    var label: String {
+        switch self {
+        case .success: "success"
+        case .failure: "failure"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+/// `source` of `od_downloads_total` and `od_download_duration_seconds`.
+enum DownloadSource: Int, CaseIterable, Sendable {
+    case network, httpCache, revalidatedHTTPCache, memoryCache
+
+    init(_ source: ImageDownloadMetrics.Source) {
+        switch source {
+        case .network: self = .network
+        case .httpCache: self = .httpCache
+        case .revalidatedHTTPCache: self = .revalidatedHTTPCache
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .network: "network"
+        case .httpCache: "http_cache"
+        case .revalidatedHTTPCache: "revalidated_http_cache"
+        case .memoryCache: "memory_cache"
+        }
     }
 }

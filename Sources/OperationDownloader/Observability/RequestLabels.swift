@@ -4,53 +4,128 @@ import FoundationNetworking
 #endif
 
 /// Who one request goes to, as OpenTelemetry's HTTP client attributes name it: `http.request.method` (a known
-/// method, else `_OTHER`), `server.address` (the URL's host), `server.port` (explicit, else the scheme's).
-struct RequestTarget: Sendable {
+/// method, else `_OTHER`), `server.address` (the URL's host as written), `server.port` (explicit, else the
+/// scheme's).
+struct RequestTarget: Sendable, Hashable {
     let method: String
     let host: String
     let port: Int
 
-    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "QUERY"]
+    /// `url`: the request's, read once by the caller (each read of `URLRequest.url` bridges in corelibs).
+    init(_ request: URLRequest, url: URL?) {
+        method = Self.method(request.httpMethod)
+        // The raw host: percent-decoding or lower-casing it costs more than the rest of the report.
+        host = url?.host(percentEncoded: true) ?? ""
+        port = url?.port ?? (url?.scheme == "https" ? 443 : 80)
+    }
 
-    init(_ request: URLRequest) {
-        let method = request.httpMethod?.uppercased() ?? "GET"
-        self.method = Self.knownMethods.contains(method) ? method : "_OTHER"
-        let url = request.url
-        // The raw host: percent-decoding it costs more than the rest of the report.
-        host = url?.host(percentEncoded: true)?.lowercased() ?? ""
-        port = url?.port ?? (url?.scheme?.lowercased() == "https" ? 443 : 80)
+    init(method: String, host: String, port: Int) {
+        self.method = method
+        self.host = host
+        self.port = port
+    }
+
+    /// OpenTelemetry's known methods; anything else is `_OTHER` (a bounded label).
+    static func method(_ text: String?) -> String {
+        switch text {
+        case nil, "GET": "GET"
+        case "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "QUERY": text ?? "GET"
+        default: "_OTHER"
+        }
     }
 }
 
-/// The labels of `http_client_active_requests`.
-struct ActiveSeries: Hashable, Sendable {
-    let method: String
-    let serverAddress: String
-    let port: Int
-
-    var dimensions: [(String, String)] {
-        [("http_request_method", method), ("server_address", serverAddress), ("server_port", String(port))]
-    }
-}
-
-/// The labels of one `http_client_request_duration_seconds` observation. Absent values (no status, no error, a
-/// transport that does not tell the protocol version) are left out of the labels.
-struct RequestSeries: Hashable, Sendable {
-    let method: String
-    let serverAddress: String
-    let port: Int
+/// How one request ended: the labels `http_client_request_duration_seconds` adds to its endpoint's.
+struct RequestOutcome: Hashable, Sendable {
     /// 0: no response.
     let status: Int
     /// "": none.
     let errorType: String
     /// "": unknown.
     let protocolVersion: String
+}
 
-    var dimensions: [(String, String)] {
-        var dimensions = [("http_request_method", method), ("server_address", serverAddress), ("server_port", String(port))]
-        if status > 0 { dimensions.append(("http_response_status_code", String(status))) }
-        if !errorType.isEmpty { dimensions.append(("error_type", errorType)) }
-        if !protocolVersion.isEmpty { dimensions.append(("network_protocol_version", protocolVersion)) }
-        return dimensions
+/// One method, `server_address` and port of a downloader: its `http_client_active_requests` gauge and its
+/// request-duration histograms by outcome. The last outcome's histogram is kept at hand: most requests of an
+/// endpoint end alike, so a report is usually a comparison, not a dictionary lookup.
+final class RequestEndpoint: Sendable {
+    /// The target the endpoint was found under (`serverAddress` may be `_other` for it).
+    let target: RequestTarget
+    let serverAddress: String
+    let active: any ImageDownloaderMeterHandler
+    private let sink: any ImageDownloaderMetricsSink
+    private let timers = Locked<Timers>(Timers())
+
+    private struct Timers {
+        var last: (outcome: RequestOutcome, timer: any ImageDownloaderTimerHandler)?
+        var all: [RequestOutcome: any ImageDownloaderTimerHandler] = [:]
+    }
+
+    init(target: RequestTarget, serverAddress: String, sink: any ImageDownloaderMetricsSink) {
+        self.target = target
+        self.serverAddress = serverAddress
+        self.sink = sink
+        active = sink.makeMeter(label: MetricName.activeRequests, dimensions: [
+            ("http_request_method", target.method), ("server_address", serverAddress), ("server_port", String(target.port)),
+        ])
+    }
+
+    /// The duration histogram of requests of this endpoint that ended with `outcome`.
+    func timer(_ outcome: RequestOutcome) -> any ImageDownloaderTimerHandler {
+        if let known = timers.withLock({ timers -> (any ImageDownloaderTimerHandler)? in
+            if let last = timers.last, last.outcome == outcome { return last.timer }
+            guard let found = timers.all[outcome] else { return nil }
+            timers.last = (outcome, found)
+            return found
+        }) { return known }
+        var dimensions = [("http_request_method", target.method), ("server_address", serverAddress), ("server_port", String(target.port))]
+        if outcome.status > 0 { dimensions.append(("http_response_status_code", String(outcome.status))) }
+        if !outcome.errorType.isEmpty { dimensions.append(("error_type", outcome.errorType)) }
+        if !outcome.protocolVersion.isEmpty { dimensions.append(("network_protocol_version", outcome.protocolVersion)) }
+        let made = sink.makeTimer(label: MetricName.requestDuration, dimensions: dimensions)
+        return timers.withLock { timers in
+            let timer = timers.all[outcome] ?? made
+            timers.all[outcome] = timer
+            timers.last = (outcome, timer)
+            return timer
+        }
+    }
+}
+
+/// A downloader's request endpoints, bounded: the first `limit` hosts keep their name as `server_address`, later
+/// ones share `_other`'s endpoints (a crawler meets hosts without end). The last endpoint used is kept at hand.
+final class RequestEndpoints: Sendable {
+    let addresses: ServerAddressLabels
+    private let sink: any ImageDownloaderMetricsSink
+    private let table = Locked<Table>(Table())
+
+    private struct Table {
+        var last: RequestEndpoint?
+        /// By target, with `_other` as the host past the limit: never more than `limit + 1` hosts.
+        var all: [RequestTarget: RequestEndpoint] = [:]
+    }
+
+    init(limit: Int, sink: any ImageDownloaderMetricsSink) {
+        addresses = ServerAddressLabels(limit: limit)
+        self.sink = sink
+    }
+
+    func endpoint(for target: RequestTarget) -> RequestEndpoint {
+        if let known = table.withLock({ table -> RequestEndpoint? in
+            if let last = table.last, last.target == target { return last }
+            guard let found = table.all[target] else { return nil }
+            table.last = found
+            return found
+        }) { return known }
+        let address = addresses.label(target.host)
+        let key = address == target.host ? target : RequestTarget(method: target.method, host: address, port: target.port)
+        // Made outside the lock (the sink is user code); a twin made by a racing thread is dropped.
+        let made = table.withLock { $0.all[key] } ?? RequestEndpoint(target: key, serverAddress: address, sink: sink)
+        return table.withLock { table in
+            let endpoint = table.all[key] ?? made
+            table.all[key] = endpoint
+            table.last = endpoint
+            return endpoint
+        }
     }
 }

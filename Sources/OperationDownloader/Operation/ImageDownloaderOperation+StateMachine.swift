@@ -67,7 +67,13 @@ extension ImageDownloaderOperation {
     private func observeEnd(_ ending: DownloadEnding, _ observation: DownloadObservation) {
         let error: (any Error)? = if case .failure(let error) = ending { error } else { nil }
         let storage = httpTransaction?.mayStore == true ? httpTransaction?.cache?.store.telemetry.storage : nil
-        observation.downloadEnded(error: error, metrics: modifyState { $0.metrics }, httpCacheStorage: storage)
+        let told = modifyState { state in
+            let metrics = state.metrics
+            return DownloadObservation.Ending(
+                source: metrics.source, servedStale: metrics.servedStale, started: metrics.startedAt != nil,
+                attempts: metrics.attemptCount)
+        }
+        observation.downloadEnded(error: error, told, httpCacheStorage: storage)
     }
 
     /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.

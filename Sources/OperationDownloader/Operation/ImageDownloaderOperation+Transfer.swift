@@ -50,7 +50,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
             return
         }
         // [Observability] each request is observed, and carries the download's trace with a span id of its own.
-        let sent = servesData ? request : observation?.requestBegins(request) ?? request
+        let sent = servesData ? request : observation?.requestBegins(request, url: url) ?? request
         let transferRequest = TransferRequest(
             urlRequest: sent, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
             priority: TransferRequest.priority(for: queuePriority), idleTimeout: transferOptions.idleTimeout,

@@ -12,6 +12,7 @@ import Testing
     private let png = ScriptedHarness.fixture("image.png")
     static let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
     static let joiner = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    static let late = "00-11111111111111111111111111111111-2222222222222222-00"
 
     @Test func spansPerDownloadRequestAndDecode() async throws {
         let tracer = RecordingTracer()
@@ -22,6 +23,8 @@ import Testing
         let (recorder, _) = harness.download(context: ImageDownloaderContext(traceParent: Self.caller))
         let (joined, _) = harness.download(context: ImageDownloaderContext(traceParent: Self.joiner))
         let first = try #require(await harness.transport.transfer(0))
+        // Joins once the download's span exists (the first joiner came before it started).
+        let (late, _) = harness.download(context: ImageDownloaderContext(traceParent: Self.late))
         first.respond(status: 503, headers: ["Content-Type": "text/plain"])
         harness.clock.advance(by: 0)
         let second = try #require(await harness.transport.transfer(1))
@@ -31,6 +34,7 @@ import Testing
         second.complete(metrics: { var m = TransferMetrics(); m.httpVersion = "1.1"; return m }())
         await recorder.completion()
         await joined.completion()
+        await late.completion()
         await awaitIdle(harness.downloader)
 
         let spans = tracer.all
@@ -38,7 +42,7 @@ import Testing
         #expect(spans.filter { $0.name == "image.download" }.count == 1, "one operation, one download span")
         #expect(download.kind == .internal)
         #expect(download.parent?.traceParent == Self.caller)
-        #expect(download.links.map(\.traceParent) == [Self.joiner], "the joining caller's trace is linked")
+        #expect(download.links.map(\.traceParent) == [Self.joiner, Self.late], "the joining callers' traces are linked")
         #expect(download.endCount == 1)
         #expect(download.attributes["od.source"] == .string("network"))
         #expect(download.attributes["od.attempts"] == .int(2))
