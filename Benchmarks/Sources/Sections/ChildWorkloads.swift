@@ -16,6 +16,10 @@ enum ChildWorkload: String, CaseIterable {
     case instructionsDownloaderQuiet = "instructions-downloader-quiet"
     /// As `instructionsDownloader`, with a `PrometheusMetrics` sink (rendered once at the end): what metrics cost.
     case instructionsDownloaderMetrics = "instructions-downloader-metrics"
+    /// The same two on the curl transport, whose downloads cost a third as many instructions: the metrics' share
+    /// is larger there.
+    case instructionsDownloaderCurl = "instructions-downloader-curl"
+    case instructionsDownloaderCurlMetrics = "instructions-downloader-curl-metrics"
     /// N small downloads through raw URLSession tasks (run under callgrind).
     case instructionsURLSession = "instructions-urlsession"
     /// N small downloads through one bare Operation each (run under callgrind).
@@ -45,7 +49,7 @@ enum ChildWorkload: String, CaseIterable {
         case .memoryLarge:
             urls = (0..<count).compactMap { url("large-baseline.jpg?m=\($0)") }
         case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsDownloaderMetrics, .instructionsURLSession,
-             .instructionsOperationProbe:
+             .instructionsOperationProbe, .instructionsDownloaderCurl, .instructionsDownloaderCurlMetrics:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
         case .memoryManyDecoded:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
@@ -76,11 +80,14 @@ enum ChildWorkload: String, CaseIterable {
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage])
             failures = outcome?.failures
             firstError = outcome?.firstError
-        case .instructionsDownloaderMetrics:
-            let sink = PrometheusMetrics()
-            let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage]) { $0.metricsSink = sink }
+        case .instructionsDownloaderMetrics, .instructionsDownloaderCurl, .instructionsDownloaderCurlMetrics:
+            let sink = self == .instructionsDownloaderCurl ? nil : PrometheusMetrics()
+            let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage]) { configuration in
+                configuration.metricsSink = sink
+                if self != .instructionsDownloaderMetrics { configuration.transport = .curl }
+            }
             // Rendered once, as a scrape would; an empty text would mean nothing was reported.
-            failures = outcome.map { $0.failures + (sink.exposition().isEmpty ? 1 : 0) }
+            failures = outcome.map { $0.failures + (sink?.exposition().isEmpty == true ? 1 : 0) }
             firstError = outcome?.firstError
         case .downloadDownloaderQuiet, .instructionsDownloaderQuiet:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], postsNotifications: false)

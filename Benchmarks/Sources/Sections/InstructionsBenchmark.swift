@@ -1,4 +1,5 @@
 import Foundation
+import OperationDownloader
 
 /// Instructions per download, from callgrind: machine-independent, so changes compare across noisy
 /// machines. Two runs of different sizes per client; the difference divided by the difference in count
@@ -24,12 +25,19 @@ struct InstructionsBenchmark {
         var probe = Samples()
         var quiet = Samples()
         var metrics = Samples()
+        var curl = Samples()
+        var curlMetrics = Samples()
+        let measuresCurl = ImageDownloaderTransport.curl.isAvailable
         for _ in 0..<rounds {
             ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
             raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
             probe.add(try perDownload(.instructionsOperationProbe, executable: stripped, small: small, large: large))
             quiet.add(try perDownload(.instructionsDownloaderQuiet, executable: stripped, small: small, large: large))
             metrics.add(try perDownload(.instructionsDownloaderMetrics, executable: stripped, small: small, large: large))
+            if measuresCurl {
+                curl.add(try perDownload(.instructionsDownloaderCurl, executable: stripped, small: small, large: large))
+                curlMetrics.add(try perDownload(.instructionsDownloaderCurlMetrics, executable: stripped, small: small, large: large))
+            }
         }
         let s = Self.section
         context.report.headline("instructions_per_download", section: s, label: "ImageDownloader (decode off), instructions per download", unit: "instr", ours)
@@ -46,6 +54,12 @@ struct InstructionsBenchmark {
         // What the metrics cost (issue 38): the same downloads with PrometheusMetrics as the metrics sink.
         context.report.detail("metrics_instructions_per_download", section: s, label: "ImageDownloader with PrometheusMetrics as metricsSink, instructions per download", unit: "instr", metrics)
         context.report.detail("metrics_instructions_ratio", section: s, label: "ImageDownloader with PrometheusMetrics ÷ without (goal ≤ 1.02)", unit: "×", ratios(metrics, ours))
+        if measuresCurl {
+            context.report.detail("metrics_curl_instructions_per_download", section: s, label: "ImageDownloader on curl with PrometheusMetrics, instructions per download", unit: "instr", curlMetrics)
+            context.report.detail("metrics_curl_instructions_ratio", section: s, label: "ImageDownloader on curl with PrometheusMetrics ÷ without (goal ≤ 1.02)", unit: "×", ratios(curlMetrics, curl))
+        } else {
+            context.report.skip("metrics_curl_instructions_ratio", reason: "libcurl.so.4 cannot be loaded")
+        }
         context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")
     }
 

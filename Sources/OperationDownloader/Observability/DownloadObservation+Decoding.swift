@@ -1,5 +1,6 @@
 import Foundation
 import Decoding
+import Synchronization
 
 /// The final decodes of a download (one per variant the callers want): their duration without the budget wait,
 /// the wait itself, refusals by the decode memory budget, the budget's state, and a span each.
@@ -9,17 +10,17 @@ extension DownloadObservation {
     final class Decode: Sendable {
         let began = Monotonic.now()
         let span: (any ImageDownloaderSpan)?
-        private let waitedNanoseconds = Locked<UInt64>(0)
+        private let waitedNanoseconds = Atomic<UInt64>(0)
 
         init(span: (any ImageDownloaderSpan)?) {
             self.span = span
         }
 
         func waited(_ nanoseconds: UInt64) {
-            waitedNanoseconds.withLock { $0 &+= nanoseconds }
+            waitedNanoseconds.wrappingAdd(nanoseconds, ordering: .relaxed)
         }
 
-        var waited: UInt64 { waitedNanoseconds.current }
+        var waited: UInt64 { waitedNanoseconds.load(ordering: .relaxed) }
     }
 
     /// A final decode begins.

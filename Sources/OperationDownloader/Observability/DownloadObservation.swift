@@ -1,5 +1,6 @@
 import Foundation
 import Decoding
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -16,7 +17,8 @@ final class DownloadObservation: Sendable {
     let trace: ImageDownloaderTraceContext?
     /// The URL, for spans and log messages (never a metric label).
     let url: URL?
-    let state: Locked<State>
+    /// Inside the object (no allocation of its own): what changes during the download.
+    let state: Mutex<State>
 
     struct State {
         /// Counted in `od_queue_depth` (queued, not started).
@@ -39,7 +41,7 @@ final class DownloadObservation: Sendable {
         self.telemetry = telemetry
         self.trace = trace
         self.url = url
-        state = Locked(State())
+        state = Mutex(State())
     }
 
     /// The operation's observation: nil without telemetry and without a valid `traceParent` (an invalid one is

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -14,9 +15,44 @@ struct RequestTarget: Sendable, Hashable {
     /// `url`: the request's, read once by the caller (each read of `URLRequest.url` bridges in corelibs).
     init(_ request: URLRequest, url: URL?) {
         method = Self.method(request.httpMethod)
-        // The raw host: percent-decoding or lower-casing it costs more than the rest of the report.
-        host = url?.host(percentEncoded: true) ?? ""
-        port = url?.port ?? (url?.scheme == "https" ? 443 : 80)
+        if let url, let authority = Self.authority(url.absoluteString) {
+            host = authority.host
+            port = authority.port ?? (authority.secure ? 443 : 80)
+        } else {
+            (host, port) = Self.hostAndPort(url)
+        }
+    }
+
+    /// What Foundation says: the raw host (percent-decoding or lower-casing it costs more than the rest of the
+    /// report) and the port, explicit or the scheme's.
+    static func hostAndPort(_ url: URL?) -> (host: String, port: Int) {
+        (url?.host(percentEncoded: true) ?? "", url?.port ?? (url?.scheme?.lowercased() == "https" ? 443 : 80))
+    }
+
+    /// The host and port of `scheme://[userinfo@]host[:port][/?#...]`, read from the URL's text in one pass (asking
+    /// the URL for its host and then its port parses it twice; Docs/Benchmarks.md has the cost). nil for anything
+    /// else (no authority, an IP-literal host, a port that is not a number): Foundation answers those.
+    static func authority(_ text: String) -> (host: String, port: Int?, secure: Bool)? {
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let scheme = bytes[..<colon]
+        let secure = scheme.count == 5 && zip(scheme, "https".utf8).allSatisfy { $0 | 0x20 == $1 }
+        let slashes = bytes.index(after: colon)
+        guard bytes[slashes...].starts(with: "//".utf8) else { return nil }
+        let start = bytes.index(slashes, offsetBy: 2)
+        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? bytes.endIndex
+        var hostStart = start
+        if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) { hostStart = bytes.index(after: at) }
+        guard hostStart < end, bytes[hostStart] != UInt8(ascii: "[") else { return nil }
+        let portColon = bytes[hostStart..<end].firstIndex(of: UInt8(ascii: ":"))
+        let host = String(Substring(bytes[hostStart..<(portColon ?? end)]))
+        guard !host.isEmpty else { return nil }
+        guard let portColon else { return (host, nil, secure) }
+        let digits = bytes[bytes.index(after: portColon)..<end]
+        if digits.isEmpty { return (host, nil, secure) }
+        guard digits.count <= 5, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return (host, digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }, secure)
     }
 
     init(method: String, host: String, port: Int) {
@@ -54,7 +90,7 @@ final class RequestEndpoint: Sendable {
     let serverAddress: String
     let active: any ImageDownloaderMeterHandler
     private let sink: any ImageDownloaderMetricsSink
-    private let timers = Locked<Timers>(Timers())
+    private let timers = Mutex<Timers>(Timers())
 
     private struct Timers {
         var last: (outcome: RequestOutcome, timer: any ImageDownloaderTimerHandler)?
@@ -97,7 +133,7 @@ final class RequestEndpoint: Sendable {
 final class RequestEndpoints: Sendable {
     let addresses: ServerAddressLabels
     private let sink: any ImageDownloaderMetricsSink
-    private let table = Locked<Table>(Table())
+    private let table = Mutex<Table>(Table())
 
     private struct Table {
         var last: RequestEndpoint?

@@ -1,32 +1,34 @@
 import Foundation
+import Synchronization
 
-/// One labelled series of a `PrometheusMetrics` family: a counter, a gauge or a histogram, each behind its own
-/// small lock, so an update never waits for another series or for a rendering (which reads each series once).
+/// One labelled series of a `PrometheusMetrics` family: a counter (an atomic), a gauge or a histogram (each
+/// behind its own small lock), so an update never waits for another series or for a rendering (which reads each
+/// series once).
 enum PrometheusSeries: Sendable {
     case counter(PrometheusCounter)
     case gauge(PrometheusGauge)
     case histogram(PrometheusHistogram)
 }
 
-/// A counter series.
+/// A counter series: one atomic add per increment.
 final class PrometheusCounter: ImageDownloaderCounterHandler, Sendable {
-    private let value = Locked<Int64>(0)
+    private let value = Atomic<Int64>(0)
 
     func increment(by amount: Int64) {
         guard amount > 0 else { return }  // a counter only goes up
-        value.withLock { $0 = $0.addingReportingOverflow(amount).overflow ? .max : $0 + amount }
+        value.wrappingAdd(amount, ordering: .relaxed)
     }
 
     func reset() {
-        value.withLock { $0 = 0 }
+        value.store(0, ordering: .relaxed)
     }
 
-    var current: Int64 { value.current }
+    var current: Int64 { value.load(ordering: .relaxed) }
 }
 
-/// A gauge series.
+/// A gauge series (its lock is inside the object: one allocation per series).
 final class PrometheusGauge: ImageDownloaderMeterHandler, Sendable {
-    private let value = Locked<Double>(0)
+    private let value = Mutex<Double>(0)
 
     func set(_ value: Double) {
         self.value.withLock { $0 = value }
@@ -40,7 +42,7 @@ final class PrometheusGauge: ImageDownloaderMeterHandler, Sendable {
         value.withLock { $0 -= amount }
     }
 
-    var current: Double { value.current }
+    var current: Double { value.withLock { $0 } }
 }
 
 /// A histogram series: a count per bucket (not cumulative; the exposition adds them up), the sum and the count.
@@ -54,11 +56,11 @@ final class PrometheusHistogram: ImageDownloaderTimerHandler, Sendable {
 
     /// Finite, sorted upper bounds in seconds.
     let upperBounds: [Double]
-    private let state: Locked<Snapshot>
+    private let state: Mutex<Snapshot>
 
     init(upperBounds: [Double]) {
         self.upperBounds = upperBounds
-        state = Locked(Snapshot(counts: Array(repeating: 0, count: upperBounds.count + 1), sum: 0, count: 0))
+        state = Mutex(Snapshot(counts: Array(repeating: 0, count: upperBounds.count + 1), sum: 0, count: 0))
     }
 
     func recordNanoseconds(_ duration: Int64) {
@@ -80,5 +82,5 @@ final class PrometheusHistogram: ImageDownloaderTimerHandler, Sendable {
         }
     }
 
-    var snapshot: Snapshot { state.current }
+    var snapshot: Snapshot { state.withLock { $0 } }
 }
