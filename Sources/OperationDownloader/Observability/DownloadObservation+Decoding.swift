@@ -25,7 +25,7 @@ extension DownloadObservation {
 
     /// A final decode begins.
     func decodeBegins() -> Decode {
-        let parent = state.withLock { $0.downloadSpan }?.context ?? trace
+        let parent = state.withLock { $0.spans?.download }?.context ?? trace
         let span = telemetry?.tracer?.startSpan("image.decode", parent: parent, ofKind: .internal, links: [])
         return Decode(span: span)
     }

@@ -11,10 +11,9 @@ extension DownloadObservation {
     struct Hop {
         let began: UInt64
         /// Its method, host and port (and the host's `server_address`, `_other` past the downloader's limit), with
-        /// their gauge and histograms; nil without a metrics sink.
+        /// their gauge and histograms; nil without a metrics sink. (Its span is in `State.spans`.)
         let endpoint: RequestEndpoint?
         var status: Int?
-        let span: (any ImageDownloaderSpan)?
     }
 
     /// A request is about to be sent (the first of an attempt: the download's first, a retry's, a refetch's):
@@ -42,10 +41,14 @@ extension DownloadObservation {
     /// calls do nothing until the next request begins. Without `error`, a status of 400 or more is the error
     /// type (OpenTelemetry's rule).
     func requestEnded(error: (any Error)?, httpVersion: String?) {
-        guard let hop = state.withLock({ state -> Hop? in
-            defer { state.hop = nil }
-            return state.hop
-        }) else { return }
+        let (taken, span) = state.withLock { state -> (Hop?, (any ImageDownloaderSpan)?) in
+            defer {
+                state.hop = nil
+                state.spans?.request = nil
+            }
+            return (state.hop, state.spans?.request)
+        }
+        guard let hop = taken else { return }
         let seconds = Monotonic.seconds(since: hop.began)
         var errorType = error.flatMap(MetricLabels.requestErrorType) ?? ""
         if errorType.isEmpty, let status = hop.status, status >= 400 { errorType = String(status) }
@@ -55,7 +58,7 @@ extension DownloadObservation {
             let outcome = RequestOutcome(status: hop.status ?? 0, errorType: errorType, protocolVersion: version)
             endpoint.timer(outcome).record(seconds: seconds)
         }
-        guard let span = hop.span else { return }
+        guard let span else { return }
         if let status = hop.status { span.setAttribute(.int(Int64(status)), forKey: "http.response.status_code") }
         if !version.isEmpty { span.setAttribute(.string(version), forKey: "network.protocol.version") }
         if !errorType.isEmpty {
@@ -74,7 +77,7 @@ extension DownloadObservation {
         var downloadSpan: (any ImageDownloaderSpan)?
         if let tracer = telemetry?.tracer {
             let index: Int
-            (downloadSpan, index) = state.withLock { ($0.downloadSpan, $0.requestsBegun) }
+            (downloadSpan, index) = state.withLock { ($0.spans?.download, $0.requestsBegun) }
             let made = tracer.startSpan(target.method, parent: downloadSpan?.context ?? trace, ofKind: .client, links: [])
             made.setAttribute(.string(target.method), forKey: "http.request.method")
             made.setAttribute(.string(target.host), forKey: "server.address")
@@ -83,10 +86,11 @@ extension DownloadObservation {
             if index > 0 { made.setAttribute(.int(Int64(index)), forKey: "http.request.resend_count") }
             span = made
         }
-        let hop = Hop(began: Monotonic.now(), endpoint: endpoint, span: span)
+        let hop = Hop(began: Monotonic.now(), endpoint: endpoint)
         state.withLock { state in
             state.hop = hop
             state.requestsBegun += 1
+            if let span { state.spans?.request = span }
         }
         // The request's own span id, under the caller's trace (or the tracer's, when it propagates).
         guard let context = span?.context ?? (downloadSpan?.context ?? trace)?.withNewSpanID() else { return request }

@@ -24,11 +24,10 @@ final class DownloadObservation: Sendable {
         /// Counted in `od_queue_depth` (queued, not started).
         var queued = false
         let createdAt = Monotonic.now()
-        var downloadSpan: (any ImageDownloaderSpan)?
-        /// Callers' traces that joined before the download span existed.
-        var pendingLinks: [ImageDownloaderTraceContext] = []
         /// The request in flight.
         var hop: Hop?
+        /// With a tracer only.
+        var spans: Spans?
         /// Requests begun so far (`http.request.resend_count` of the next is this number).
         var requestsBegun = 0
         var sharedFetchWaitBegan: UInt64?
@@ -37,11 +36,22 @@ final class DownloadObservation: Sendable {
         var ended = false
     }
 
+    /// The spans of a download with a tracer.
+    struct Spans {
+        var download: (any ImageDownloaderSpan)?
+        /// The request in flight's.
+        var request: (any ImageDownloaderSpan)?
+        /// Callers' traces that joined before the download span existed.
+        var pendingLinks: [ImageDownloaderTraceContext] = []
+    }
+
     init(telemetry: DownloaderTelemetry?, trace: ImageDownloaderTraceContext?, url: URL?) {
         self.telemetry = telemetry
         self.trace = trace
         self.url = url
-        state = Mutex(State())
+        var state = State()
+        if telemetry?.tracer != nil { state.spans = Spans() }
+        self.state = Mutex(state)
     }
 
     /// The operation's observation: nil without telemetry and without a valid `traceParent` (an invalid one is
@@ -71,7 +81,7 @@ final class DownloadObservation: Sendable {
     func started() {
         let (wasQueued, createdAt, links) = state.withLock { state in
             defer { state.queued = false }
-            return (state.queued, state.createdAt, state.pendingLinks)
+            return (state.queued, state.createdAt, state.spans?.pendingLinks ?? [])
         }
         if wasQueued, let metrics = telemetry?.metrics {
             metrics.queueDepth.decrement(by: 1)
@@ -81,8 +91,8 @@ final class DownloadObservation: Sendable {
         let span = tracer.startSpan("image.download", parent: trace, ofKind: .internal, links: links)
         if let url { span.setAttribute(.string(url.absoluteString), forKey: "url.full") }
         state.withLock {
-            $0.downloadSpan = span
-            $0.pendingLinks = []
+            $0.spans?.download = span
+            $0.spans?.pendingLinks = []
         }
     }
 
@@ -91,8 +101,8 @@ final class DownloadObservation: Sendable {
     func callerJoined(trace joined: String?, traceState: String?) {
         guard telemetry?.tracer != nil, let joined, let context = ImageDownloaderTraceContext(traceParent: joined, traceState: traceState) else { return }
         let span: (any ImageDownloaderSpan)? = state.withLock { state in
-            if state.downloadSpan == nil { state.pendingLinks.append(context) }
-            return state.downloadSpan
+            if state.spans?.download == nil { state.spans?.pendingLinks.append(context) }
+            return state.spans?.download
         }
         span?.addLink(context)
     }
@@ -155,7 +165,7 @@ final class DownloadObservation: Sendable {
                 state.ended = true
                 state.source = source
             }
-            return (state.downloadSpan, !state.ended, state.createdAt)
+            return (state.spans?.download, !state.ended, state.createdAt)
         }
         guard first else { return }
         requestEnded(error: error, httpVersion: nil)
@@ -178,16 +188,15 @@ final class DownloadObservation: Sendable {
         span.end()
     }
 
-    /// Callers answered: one count per caller, by result and by where the bytes came from; each failure by type.
-    func answered<Errors: Sequence>(_ errors: Errors) where Errors.Element == (any Error)? {
+    /// A caller answered (`error` nil: with its image): one count by result and by where the bytes came from; a
+    /// failure by its type too.
+    func answered(_ error: (any Error)?) {
         guard let metrics = telemetry?.metrics else { return }
         let source = state.withLock { $0.source }
-        for error in errors {
-            let result = DownloadResult(error)
-            metrics.download(result, source)
-            if let error, result == .failure {
-                metrics.counter(MetricName.downloadErrors, "error_type", MetricLabels.errorType(error)).increment(by: 1)
-            }
+        let result = DownloadResult(error)
+        metrics.download(result, source)
+        if let error, result == .failure {
+            metrics.counter(MetricName.downloadErrors, "error_type", MetricLabels.errorType(error)).increment(by: 1)
         }
     }
 }

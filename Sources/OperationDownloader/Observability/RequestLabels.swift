@@ -29,30 +29,49 @@ struct RequestTarget: Sendable, Hashable {
         (url?.host(percentEncoded: true) ?? "", url?.port ?? (url?.scheme?.lowercased() == "https" ? 443 : 80))
     }
 
-    /// The host and port of `scheme://[userinfo@]host[:port][/?#...]`, read from the URL's text in one pass (asking
-    /// the URL for its host and then its port parses it twice; Docs/Benchmarks.md has the cost). nil for anything
-    /// else (no authority, an IP-literal host, a port that is not a number): Foundation answers those.
+    /// The host and port of `scheme://[userinfo@]host[:port][/?#...]`, read from the URL's text in one pass over
+    /// its UTF-8 bytes (asking the URL for its host and then its port parses it twice; Docs/Benchmarks.md has the
+    /// cost). nil for anything else (no authority, an IP-literal host, a port that is not a number): Foundation
+    /// answers those.
     static func authority(_ text: String) -> (host: String, port: Int?, secure: Bool)? {
-        let bytes = text.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let scheme = bytes[..<colon]
-        let secure = scheme.count == 5 && zip(scheme, "https".utf8).allSatisfy { $0 | 0x20 == $1 }
-        let slashes = bytes.index(after: colon)
-        guard bytes[slashes...].starts(with: "//".utf8) else { return nil }
-        let start = bytes.index(slashes, offsetBy: 2)
-        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            ?? bytes.endIndex
-        var hostStart = start
-        if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) { hostStart = bytes.index(after: at) }
-        guard hostStart < end, bytes[hostStart] != UInt8(ascii: "[") else { return nil }
-        let portColon = bytes[hostStart..<end].firstIndex(of: UInt8(ascii: ":"))
-        let host = String(Substring(bytes[hostStart..<(portColon ?? end)]))
-        guard !host.isEmpty else { return nil }
-        guard let portColon else { return (host, nil, secure) }
-        let digits = bytes[bytes.index(after: portColon)..<end]
-        if digits.isEmpty { return (host, nil, secure) }
-        guard digits.count <= 5, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
-        return (host, digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }, secure)
+        var text = text
+        // Contiguous UTF-8 first: a URL's text may be bridged, and walking a bridged string's UTF-8 view is slow.
+        return text.withUTF8 { authority(bytes: $0) }
+    }
+
+    private static func authority(bytes: UnsafeBufferPointer<UInt8>) -> (host: String, port: Int?, secure: Bool)? {
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
+              bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else { return nil }
+        let secure = colon == 5 && bytes[0] | 0x20 == UInt8(ascii: "h") && bytes[1] | 0x20 == UInt8(ascii: "t")
+            && bytes[2] | 0x20 == UInt8(ascii: "t") && bytes[3] | 0x20 == UInt8(ascii: "p") && bytes[4] | 0x20 == UInt8(ascii: "s")
+        // One pass to the end of the authority: the host starts after its last "@" and ends at the next ":".
+        var hostStart = colon + 3
+        var portColon = -1
+        var end = hostStart
+        scan: while end < bytes.count {
+            switch bytes[end] {
+            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): break scan
+            case UInt8(ascii: "@"):
+                hostStart = end + 1
+                portColon = -1
+            case UInt8(ascii: ":"):
+                if portColon < 0 { portColon = end }
+            default: break
+            }
+            end += 1
+        }
+        let hostEnd = portColon < 0 ? end : portColon
+        guard hostEnd > hostStart, bytes[hostStart] != UInt8(ascii: "[") else { return nil }
+        let host = String(decoding: UnsafeBufferPointer(rebasing: bytes[hostStart..<hostEnd]), as: UTF8.self)
+        guard portColon >= 0, portColon + 1 < end else { return (host, nil, secure) }
+        guard end - portColon - 1 <= 5 else { return nil }
+        var port = 0
+        for i in (portColon + 1)..<end {
+            let digit = bytes[i] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            port = port * 10 + Int(digit)
+        }
+        return (host, port, secure)
     }
 
     init(method: String, host: String, port: Int) {

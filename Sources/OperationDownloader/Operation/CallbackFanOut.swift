@@ -105,7 +105,7 @@ final class CallbackFanOut: Sendable {
             }
             writeMemoryCache(records, answers)
         }
-        observation?.answered(answers.lazy.map(\.error))
+        if let observation { for index in answers.indices { observation.answered(answers[index].error) } }
         // Callers with a queue of their own get a block there; those on the callback queue are answered in the
         // block below, which takes the two lists as they are (no third list of them: one allocation less).
         let callbackQueue = callbackQueue

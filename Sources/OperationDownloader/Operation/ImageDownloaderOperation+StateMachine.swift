@@ -67,13 +67,10 @@ extension ImageDownloaderOperation {
     private func observeEnd(_ ending: DownloadEnding, _ observation: DownloadObservation) {
         let error: (any Error)? = if case .failure(let error) = ending { error } else { nil }
         let storage = httpTransaction?.mayStore == true ? httpTransaction?.cache?.store.telemetry.storage : nil
-        let told = modifyState { state in
-            let metrics = state.metrics
-            return DownloadObservation.Ending(
-                source: metrics.source, servedStale: metrics.servedStale, started: metrics.startedAt != nil,
-                attempts: metrics.attemptCount)
-        }
-        observation.downloadEnded(error: error, told, httpCacheStorage: storage)
+        let (source, servedStale, started, attempts) = modifyState { $0.observedEnd }
+        observation.downloadEnded(
+            error: error, .init(source: source, servedStale: servedStale, started: started, attempts: attempts),
+            httpCacheStorage: storage)
     }
 
     /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.

@@ -217,7 +217,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         let (removed, wasLast) = callers.remove(record)
         guard removed else { return false }
         record.markCancelled()
-        observation?.answered(CollectionOfOne(ImageDownloaderError.cancelled as (any Error)?))
+        observation?.answered(ImageDownloaderError.cancelled)
         record.deliverFinal(image: nil, data: nil, error: ImageDownloaderError.cancelled)
         if wasLast { cancel() }
         return wasLast

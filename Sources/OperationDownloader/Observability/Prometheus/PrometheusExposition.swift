@@ -6,6 +6,8 @@ import Foundation
 enum PrometheusExposition {
     static func render(_ families: [(name: String, family: PrometheusMetrics.Family)]) -> String {
         var text = ""
+        // Grown once: a line is rarely over 200 bytes, a histogram series writes one per bucket plus three.
+        text.reserveCapacity(families.reduce(4096) { $0 + $1.family.series.count * 200 * ($1.family.upperBounds.count + 3) })
         for (name, family) in families where !family.series.isEmpty {
             text += "# HELP \(name) \(escapedHelp(family.help))\n"
             text += "# TYPE \(name) \(family.kind.rawValue)\n"
