@@ -35,16 +35,16 @@ import Testing
     // MARK: Issue 12 point 10: the 304 refresh never waits for the disk
 
     /// The refreshed response is returned at once and served from memory; the write happens on the cache's
-    /// I/O queue. A storage hook holds that write until the test has seen `received` return.
+    /// I/O queue. A byte store that holds writes keeps that one until the test has seen `received` return.
     @Test func notModifiedRefreshReturnsWithoutWaitingForTheDiskWrite() throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
-        let cache = HTTPImageCache(directory: dir.url)
+        let (cache, storage) = HTTPImageCache.hooked(directory: dir.url)
         let url = "http://127.0.0.1:9/slow-disk.png"
         try store(url, cache, headers: ["Cache-Control": "no-cache", "ETag": "\"v\""], body: F.body(1, count: 5000))
 
         let writeStarted = DispatchSemaphore(value: 0)
         let releaseWrite = DispatchSemaphore(value: 0)
-        cache.store.beforeDiskWrite = { _ in
+        storage.beforeWrite = { _ in
             writeStarted.signal()
             _ = releaseWrite.wait(timeout: .now() + 60)  // bounded: the test releases it below
         }

@@ -1,12 +1,11 @@
 import Foundation
 
 /// An HTTP cache's own reports (its storage's events, not a download's): Redis errors and the breaker, writes
-/// that fail, and its log messages. One per storage; its sink and log handler are the cache's
-/// (`HTTPImageCache.metricsSink`, `.logHandler`), which a downloader sets from its configuration when the cache
-/// has none. Without a log handler, warnings go to `warningHandler`, else standard error, as before.
+/// that fail, and its warnings and log messages. One per cache, made before its layer and its Redis connections
+/// so that both report through it. Its sink and log handler are the cache's (`HTTPImageCache.metricsSink`,
+/// `.logHandler`), which a downloader sets from its configuration when the cache has none. Without a log
+/// handler, warnings go to `warningHandler`, else standard error, as before.
 final class CacheTelemetry: Sendable {
-    /// `storage` label: `directory` or `redis`.
-    let storage: String
     private let state = Locked(State())
 
     private struct State {
@@ -18,10 +17,6 @@ final class CacheTelemetry: Sendable {
         var breakerOpen: (any ImageDownloaderMeterHandler)?
         /// This cache's open breaker is counted in `breakerOpen`.
         var breakerCounted = false
-    }
-
-    init(storage: String) {
-        self.storage = storage
     }
 
     var sink: (any ImageDownloaderMetricsSink)? {
@@ -41,6 +36,7 @@ final class CacheTelemetry: Sendable {
         set { state.withLock { $0.logHandler = newValue } }
     }
 
+    /// `HTTPImageCache.warningHandler`: where warnings go without a log handler (nil: standard error).
     var warningHandler: (@Sendable (String) -> Void)? {
         get { state.withLock { $0.warningHandler } }
         set { state.withLock { $0.warningHandler = newValue } }
@@ -77,8 +73,8 @@ final class CacheTelemetry: Sendable {
         if opened { meter?.increment(by: 1) } else { meter?.decrement(by: 1) }
     }
 
-    /// A response could not be stored (directory not writable, Redis refusing writes).
-    func writeFailed() {
+    /// A response could not be stored in the tier `storage` (`directory` not writable, `redis` refusing writes).
+    func writeFailed(storage: String) {
         counter(MetricName.httpCacheWriteFailures, label: "storage", value: storage)?.increment(by: 1)
     }
 

@@ -6,20 +6,27 @@ extension HTTPImageCache {
     /// this cache (set when that downloader is made). Lookups are reported by each download, to its own
     /// downloader's sink.
     public var metricsSink: (any ImageDownloaderMetricsSink)? {
-        get { store.telemetry.sink }
-        set { store.telemetry.sink = newValue }
+        get { layer.telemetry.sink }
+        set { layer.telemetry.sink = newValue }
     }
 
     /// Where this cache's log messages go (Redis unavailable, back, refusing writes; the directory not writable).
     /// nil: the log handler of the first downloader configured with one that uses this cache; without any,
     /// warnings go to `warningHandler`, else standard error.
     public var logHandler: (any ImageDownloaderLogHandler)? {
-        get { store.telemetry.logHandler }
-        set { store.telemetry.logHandler = newValue }
+        get { layer.telemetry.logHandler }
+        set { layer.telemetry.logHandler = newValue }
+    }
+
+    /// The `storage` label of this cache's lookups (`od_http_cache_lookups_total`): its tiers' storages, nearest
+    /// first (`directory`, `redis`; `directory+redis` for a tiered cache).
+    var storageLabel: String {
+        let tiers = layer.tiers
+        return tiers.count == 1 ? tiers[0].storage : tiers.map(\.storage).joined(separator: "+")
     }
 
     /// A downloader's sink and log handler, kept where the cache has none of its own.
     func adoptTelemetry(sink: (any ImageDownloaderMetricsSink)?, logHandler: (any ImageDownloaderLogHandler)?) {
-        store.telemetry.adopt(sink: sink, logHandler: logHandler)
+        layer.telemetry.adopt(sink: sink, logHandler: logHandler)
     }
 }

@@ -66,7 +66,7 @@ extension ImageDownloaderOperation {
     /// [Observability] The end's report, before the answers: the open request, the HTTP cache lookup, the span.
     private func observeEnd(_ ending: DownloadEnding, _ observation: DownloadObservation) {
         let error: (any Error)? = if case .failure(let error) = ending { error } else { nil }
-        let storage = httpTransaction?.mayStore == true ? httpTransaction?.cache?.store.telemetry.storage : nil
+        let storage = httpTransaction?.mayStore == true ? httpTransaction?.cache?.storageLabel : nil
         let (source, servedStale, started, attempts) = modifyState { $0.observedEnd }
         observation.downloadEnded(
             error: error, .init(source: source, servedStale: servedStale, started: started, attempts: attempts),

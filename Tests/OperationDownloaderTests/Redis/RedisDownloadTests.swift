@@ -27,7 +27,7 @@ import TestRequirements
     }
 
     func flights(_ cache: HTTPImageCache) throws -> HTTPCacheFlights {
-        try #require(cache.store.flights)
+        try #require(cache.layer.flights)
     }
 
     /// Two "processes" download `url`: the first one's request is held at the origin, then the second's

@@ -15,10 +15,7 @@ import Testing
     }
 
     func ttl(_ entry: HTTPCacheEntryFile, now: Date? = nil, cap: TimeInterval = 7 * 86_400, grace: TimeInterval = 86_400) -> TimeInterval {
-        var options = RedisCacheOptions()
-        options.maximumTimeToLive = cap
-        options.revalidationGrace = grace
-        return RedisEntryLifetime.timeToLive(for: entry, now: now ?? t0, options: options)
+        HTTPCacheEntryLifetime(maximum: cap, revalidationGrace: grace).timeToLive(for: entry, now: now ?? t0)
     }
 
     @Test func freshnessLeftWithoutValidators() {
@@ -44,10 +41,9 @@ import Testing
         #expect(ttl(entry(["Cache-Control": "max-age=31536000"]), cap: 3600) == 3600)
         // Long stale, nothing to revalidate with: not worth storing.
         #expect(ttl(entry(["Cache-Control": "max-age=60"]), now: t0.addingTimeInterval(3600)) == 0)
-        var options = RedisCacheOptions()
-        options.maximumTimeToLive = 3600
-        #expect(RedisEntryLifetime.milliseconds(for: entry(["Cache-Control": "max-age=60"]), now: t0.addingTimeInterval(120), options: options) == 0)
-        #expect(RedisEntryLifetime.milliseconds(for: entry(["Cache-Control": "max-age=60"]), now: t0, options: options) == 60_000)
+        let lifetime = HTTPCacheEntryLifetime(maximum: 3600, revalidationGrace: RedisCacheOptions().revalidationGrace)
+        #expect(lifetime.milliseconds(for: entry(["Cache-Control": "max-age=60"]), now: t0.addingTimeInterval(120)) == 0)
+        #expect(lifetime.milliseconds(for: entry(["Cache-Control": "max-age=60"]), now: t0) == 60_000)
     }
 
     /// The shared cache's freshness: s-maxage wins over max-age (and forbids stale use).

@@ -107,3 +107,44 @@ struct HTTPCacheTestRandom {
         return z ^ (z >> 31)
     }
 }
+
+/// A byte store that runs `beforeWrite` (with the value's name) before each write reaches the store it wraps:
+/// a slow disk or server, for tests that watch what a cache does while its writes are held.
+final class HookedByteStore: HTTPCacheByteStore, @unchecked Sendable {  // `beforeWrite` guarded by `lock`
+    let wrapped: any HTTPCacheByteStore
+    private let lock = NSLock()
+    private var _beforeWrite: (@Sendable (String) -> Void)?
+
+    init(_ wrapped: any HTTPCacheByteStore) {
+        self.wrapped = wrapped
+    }
+
+    var beforeWrite: (@Sendable (String) -> Void)? {
+        get { lock.withLock { _beforeWrite } }
+        set { lock.withLock { _beforeWrite = newValue } }
+    }
+
+    func get(_ name: String, maximumLength: Int, unlessVersion version: HTTPCacheValueVersion?) -> HTTPCacheByteRead {
+        wrapped.get(name, maximumLength: maximumLength, unlessVersion: version)
+    }
+
+    func set(_ name: String, _ value: Data, timeToLive: TimeInterval?) throws(HTTPCacheByteStoreError) -> HTTPCacheValueVersion {
+        beforeWrite?(name)
+        return try wrapped.set(name, value, timeToLive: timeToLive)
+    }
+
+    func delete(_ names: [String]) { wrapped.delete(names) }
+    func delete(_ name: String, ifVersion version: HTTPCacheValueVersion) { wrapped.delete(name, ifVersion: version) }
+    func deleteAll() { wrapped.deleteAll() }
+}
+
+extension HTTPImageCache {
+    /// A directory cache whose writes pass through a `HookedByteStore` (returned with it).
+    static func hooked(directory: URL) -> (HTTPImageCache, HookedByteStore) {
+        let disk = HTTPCacheDirectoryStore(directory: directory, capacity: 150 * 1024 * 1024)
+        let hooked = HookedByteStore(disk)
+        let layer = HTTPCacheLayer(tiers: [directoryTier(disk, bytes: hooked)], memoryCapacity: 20 * 1024 * 1024, isShared: false,
+                                   telemetry: CacheTelemetry())
+        return (HTTPImageCache(layer: layer, directory: directory, disk: disk, diskCapacity: disk.capacity, memoryCapacity: 20 * 1024 * 1024), hooked)
+    }
+}

@@ -8,8 +8,8 @@ import Darwin
 #endif
 
 /// File-system access for the disk cache. Several processes may share a directory, so every write is a
-/// complete file renamed into place (readers see the old or the new entry, never half of one), and every
-/// read is validated by `HTTPCacheEntryFile`. Stateless: safe to call from any thread.
+/// complete file renamed into place (readers see the old or the new entry, never half of one); what is read
+/// is validated above (`HTTPCacheLayer`, by `HTTPCacheEntryFile`). Stateless: safe to call from any thread.
 struct HTTPCacheDirectory: Sendable {
     static let entryExtension = ".odhc"
     static let temporaryPrefix = ".tmp-"
@@ -34,10 +34,9 @@ struct HTTPCacheDirectory: Sendable {
     }
 
     enum ReadResult {
-        case entry(HTTPCacheEntryFile, FileIdentity)
+        /// The file's bytes (not validated: that is the reader's part) and which file they came from.
+        case bytes(Data, FileIdentity)
         case missing
-        /// The file exists but is not a valid entry (it has been removed).
-        case discarded(String)
     }
 
     let url: URL
@@ -62,7 +61,7 @@ struct HTTPCacheDirectory: Sendable {
 
     // MARK: Reading
 
-    /// Reads and validates the entry file `name`; files over `maximumSize` bytes are not read.
+    /// Reads the file `name`; files over `maximumSize` bytes are not read.
     func read(_ name: String, maximumSize: Int) -> ReadResult {
         let filePath = entryPath(name)
         let fd = open(filePath, O_RDONLY | O_CLOEXEC)
@@ -72,21 +71,10 @@ struct HTTPCacheDirectory: Sendable {
         // Not removed: a cache with a larger capacity sharing the directory may have written it legitimately;
         // trimming removes it in time.
         guard identity.size <= maximumSize else { return .missing }
-        let data: Data
         do {
-            data = try handle.readToEnd() ?? Data()
+            return .bytes(try handle.readToEnd() ?? Data(), identity)
         } catch {
             return .missing
-        }
-        do {
-            let entry = try HTTPCacheEntryFile.decode(data)
-            return .entry(entry, identity)
-        } catch .unsupportedVersion(let version) {
-            // Another version of the package may share the directory: leave its entries alone.
-            return .discarded("entry format version \(version)")
-        } catch {
-            removeIfUnchanged(name, identity: identity)
-            return .discarded("\(error)")
         }
     }
 

@@ -36,7 +36,7 @@ extension HTTPCacheTransaction {
     /// the lock over after waiting and finds the entry stored meanwhile ends its lease.
     func beginSharing(now: Date = Date(), acceptsStatus: @escaping @Sendable (Int) -> Bool) -> SharedStart {
         let start = begin(now: now, acceptsStatus: acceptsStatus)
-        guard let cache, let flights = cache.store.flights else { return .proceed(start) }
+        guard let cache, let flights = cache.layer.flights else { return .proceed(start) }
         guard case .send(let request) = start else {
             finishSharedFetch()
             return .proceed(start)

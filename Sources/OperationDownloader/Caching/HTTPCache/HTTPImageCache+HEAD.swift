@@ -25,7 +25,7 @@ extension HTTPImageCache {
                                                     notModified: HTTPHeaderFields([(name, value)]))
         }
         guard validatorsMatch else {
-            store.remove([stored.fileName], wait: false)
+            layer.remove([stored.fileName], wait: false)
             return
         }
         if let length = fields["Content-Length"], length != stored.headers["Content-Length"] { return }

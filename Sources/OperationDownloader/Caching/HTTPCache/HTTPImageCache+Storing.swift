@@ -23,10 +23,10 @@ extension HTTPImageCache {
         let storability = HTTPFreshness.storability(
             method: method, statusCode: response.statusCode, responseHeaders: responseHeaders, requestHeaders: requestHeaders,
             contentLocationIsTarget: method == "POST" && Self.contentLocation(of: response, names: url))
-        let sharedRefusal = store.isShared
+        let sharedRefusal = layer.isShared
             ? HTTPSharedCacheRules.refusal(request: requestHeaders, response: responseHeaders, authenticated: authenticated) : nil
-        guard case .storable(let fields) = storability, sharedRefusal == nil, (data?.count ?? 0) <= store.maximumBodySize else {
-            if response.statusCode < 400, response.statusCode != 206 { store.remove(fileNames(for: request), wait: wait) }
+        guard case .storable(let fields) = storability, sharedRefusal == nil, (data?.count ?? 0) <= layer.maximumBodySize else {
+            if response.statusCode < 400, response.statusCode != 206 { layer.remove(fileNames(for: request), wait: wait) }
             return
         }
         let values = Self.varyValues(fields, request: requestHeaders)
@@ -44,23 +44,23 @@ extension HTTPImageCache {
             varyValues: values, requestDate: min(requestDate, responseDate), responseDate: responseDate, body: body)
         let primary = HTTPCacheKey.fileName(for: key)
         guard !fields.isEmpty else {
-            store.write(entry, as: primary, url: url, wait: wait)
+            layer.write(entry, as: primary, url: url, wait: wait)
             return
         }
         // A response with Vary: one file per variant, named through the URL's variant index. The index keeps
         // its generation while Vary names the same fields, so the other variants stay reachable.
         var generation: String?
-        if case .variantIndex(let indexFields, let existing)? = store.read(primary, key: key, url: url), indexFields == fields {
+        if case .variantIndex(let indexFields, let existing)? = layer.read(primary, key: key, url: url), indexFields == fields {
             generation = existing
         }
         let current = generation ?? UUID().uuidString
-        store.write(entry, as: HTTPCacheKey.variantFileName(for: key, generation: current, values: values, fields: fields),
+        layer.write(entry, as: HTTPCacheKey.variantFileName(for: key, generation: current, values: values, fields: fields),
                     url: url, wait: wait)
         if generation == nil {
             let index = HTTPCacheEntryFile(
                 kind: .variantIndex, key: key, statusCode: 200, headers: HTTPHeaderFields([("Vary", fields.joined(separator: ", "))]),
                 varyValues: [:], requestDate: responseDate, responseDate: responseDate, body: Data(current.utf8))
-            store.write(index, as: primary, url: url, wait: wait)
+            layer.write(index, as: primary, url: url, wait: wait)
         }
     }
 
@@ -82,12 +82,12 @@ extension HTTPImageCache {
         guard var refreshed = CachedHTTPResponse(entry: entry, url: url, fileName: stored.fileName) else { return nil }
         refreshed.appliesSharedRules = stored.appliesSharedRules
         let directives = CacheControlDirectives(headers["Cache-Control"])
-        let sharedRefusal = store.isShared
+        let sharedRefusal = layer.isShared
             ? HTTPSharedCacheRules.refusal(request: HTTPHeaderFields(request: request), response: headers) : nil
         if (directives.noStore && !directives.mustUnderstand) || sharedRefusal != nil {
-            store.remove([stored.fileName], wait: false)
+            layer.remove([stored.fileName], wait: false)
         } else {
-            store.write(entry, as: stored.fileName, url: url, wait: false)
+            layer.write(entry, as: stored.fileName, url: url, wait: false)
         }
         return refreshed
     }
@@ -104,6 +104,6 @@ extension HTTPImageCache {
                   HTTPCacheKey.origin(of: target) == HTTPCacheKey.origin(of: url) else { continue }
             targets.append(target)
         }
-        store.remove(targets.compactMap { HTTPCacheKey.key(for: $0).map(HTTPCacheKey.fileName(for:)) }, wait: false)
+        layer.remove(targets.compactMap { HTTPCacheKey.key(for: $0).map(HTTPCacheKey.fileName(for:)) }, wait: false)
     }
 }

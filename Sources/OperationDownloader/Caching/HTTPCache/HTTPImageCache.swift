@@ -43,29 +43,32 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     /// A cache in `defaultDirectory()` with the default capacities. Nothing touches the disk until first use.
     public static let shared = HTTPImageCache(directory: defaultDirectory())
 
-    /// The directory holding the entry files; for a cache on Redis (`init(redis:)`), the server's URL without
-    /// credentials (`redis://host:port/db`).
-    public let directory: URL
+    /// The directory holding the entry files; nil for a cache on Redis alone (`init(redis:)`); for a tiered
+    /// cache (`init(tiers:)`), its directory tier's.
+    public let directory: URL?
     /// Disk usage (in 4 KiB blocks) above which least recently used entries are removed, down to 80%
     /// (0 for a cache on Redis, whose server evicts by itself).
     public let diskCapacity: Int
     /// Bytes of response bodies kept in memory.
     public let memoryCapacity: Int
 
-    /// Receives the one warning logged when the directory cannot be written; nil writes it to standard error.
+    /// Receives the cache's warnings (the directory cannot be written; Redis unavailable or refusing writes);
+    /// nil writes them to standard error.
     public var warningHandler: (@Sendable (String) -> Void)? {
-        get { store.warningHandler }
-        set { store.warningHandler = newValue }
+        get { layer.telemetry.warningHandler }
+        set { layer.telemetry.warningHandler = newValue }
     }
 
     /// A response body larger than this share of the disk capacity is not stored (it would evict most of the
     /// cache), as NSURLCache does.
     static let maximumEntryFraction = 10
     /// Trimming removes entries until usage is at most this share of the capacity, so that it runs rarely.
-    static let trimTargetPercent = HTTPCacheStore.trimTargetPercent
+    static let trimTargetPercent = HTTPCacheDirectoryStore.trimTargetPercent
 
-    /// The directory's files, or Redis (HTTPImageCache+Redis.swift), with the memory layer in front.
-    let store: any HTTPCacheStorage
+    /// The memory layer, write-behind queue and shared-fetch coordination over the storage tiers.
+    let layer: HTTPCacheLayer
+    /// The directory tier's files (usage, trimming), if the cache has one.
+    let disk: HTTPCacheDirectoryStore?
     private let lock = NSLock()
     /// Entry files with a background revalidation in flight (stale-while-revalidate): one at a time each.
     private var revalidating: Set<String> = []
@@ -78,20 +81,24 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     public convenience init(directory: URL, diskCapacity: Int = 150 * 1024 * 1024, memoryCapacity: Int = 20 * 1024 * 1024) {
         let directory = directory.standardizedFileURL
         let diskCapacity = max(0, diskCapacity)
-        let maximumBody = diskCapacity / Self.maximumEntryFraction
-        let store = HTTPCacheStore(
-            directory: directory, diskCapacity: diskCapacity, memoryCapacity: max(0, memoryCapacity),
-            maximumFileSize: maximumBody + HTTPCacheEntryFile.headerSize + HTTPCacheEntryFile.maximumMetadataLength)
-        self.init(store: store, directory: directory, diskCapacity: diskCapacity, memoryCapacity: memoryCapacity)
+        let disk = HTTPCacheDirectoryStore(directory: directory, capacity: diskCapacity)
+        let tier = Self.directoryTier(disk)
+        let layer = HTTPCacheLayer(tiers: [tier], memoryCapacity: max(0, memoryCapacity), isShared: false, telemetry: CacheTelemetry())
+        self.init(layer: layer, directory: directory, disk: disk, diskCapacity: diskCapacity, memoryCapacity: memoryCapacity)
     }
 
-    /// A cache on `store` (the directory's, or Redis's); `directory` and `diskCapacity` as the public
-    /// properties report them.
-    init(store: any HTTPCacheStorage, directory: URL, diskCapacity: Int, memoryCapacity: Int) {
+    /// The tier of a directory store: bodies up to a tenth of its capacity, no TTLs.
+    static func directoryTier(_ disk: HTTPCacheDirectoryStore, bytes: (any HTTPCacheByteStore)? = nil) -> HTTPCacheTier {
+        HTTPCacheTier(storage: "directory", bytes: bytes ?? disk, maximumBodySize: disk.capacity / maximumEntryFraction, lifetime: nil)
+    }
+
+    /// A cache on `layer`; `directory`, `diskCapacity` and `memoryCapacity` as the public properties report them.
+    init(layer: HTTPCacheLayer, directory: URL?, disk: HTTPCacheDirectoryStore?, diskCapacity: Int, memoryCapacity: Int) {
         self.directory = directory
         self.diskCapacity = max(0, diskCapacity)
         self.memoryCapacity = max(0, memoryCapacity)
-        self.store = store
+        self.layer = layer
+        self.disk = disk
     }
 
     // MARK: Public API
@@ -104,19 +111,23 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
 
     /// Removes the stored response for `request`'s URL (every variant), if any.
     public func removeCachedResponse(for request: URLRequest) {
-        store.remove(fileNames(for: request), wait: true)
+        layer.remove(fileNames(for: request), wait: true)
     }
 
     /// Removes every stored response from memory and disk (files of other names in the directory are left alone).
     public func removeAll() {
-        store.removeAll()
+        layer.removeAll()
     }
 
     /// Disk space used by the entries (rounded up to 4 KiB blocks), from a directory scan.
-    public var currentDiskUsage: Int { store.diskUsage }
+    public var currentDiskUsage: Int {
+        guard let disk else { return 0 }
+        layer.waitForQueuedWork()
+        return disk.usage()
+    }
 
     /// Bytes of bodies held in the memory layer.
-    public var currentMemoryUsage: Int { store.memoryUsage }
+    public var currentMemoryUsage: Int { layer.memoryUsage }
 
     // MARK: Reading (internal API for the download)
 
@@ -145,13 +156,13 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
         let requestHeaders = HTTPHeaderFields(request: request)
         let primary = HTTPCacheKey.fileName(for: key)
         let found: CachedHTTPResponse?
-        switch store.read(primary, key: key, url: url) {
+        switch layer.read(primary, key: key, url: url) {
         case .response(let response)?:
             found = response
         case .variantIndex(let fields, let generation)?:
             let name = HTTPCacheKey.variantFileName(for: key, generation: generation,
                                                     values: Self.varyValues(fields, request: requestHeaders), fields: fields)
-            guard case .response(let response)? = store.read(name, key: key, url: url) else { return nil }
+            guard case .response(let response)? = layer.read(name, key: key, url: url) else { return nil }
             found = response
         case .removed?, nil:
             return nil
@@ -165,7 +176,7 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     func fileNames(for request: URLRequest) -> [String] {
         guard let url = request.url, let key = HTTPCacheKey.key(for: url) else { return [] }
         let primary = HTTPCacheKey.fileName(for: key)
-        guard case .variantIndex(let fields, let generation)? = store.read(primary, key: key, url: url) else { return [primary] }
+        guard case .variantIndex(let fields, let generation)? = layer.read(primary, key: key, url: url) else { return [primary] }
         let values = Self.varyValues(fields, request: HTTPHeaderFields(request: request))
         return [primary, HTTPCacheKey.variantFileName(for: key, generation: generation, values: values, fields: fields)]
     }
@@ -216,11 +227,13 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     /// Scans the directory and trims it to 80% of the capacity if it is over (rarely needed by callers:
     /// writes trim by themselves).
     func trim(now: Date = Date()) {
-        store.trim(now: now)
+        guard let disk else { return }
+        layer.waitForQueuedWork()
+        disk.trim(now: now)
     }
 
     /// Returns once every queued write (304 refreshes, invalidations) has reached the directory.
     func waitForQueuedWrites() {
-        store.waitForQueuedWork()
+        layer.waitForQueuedWork()
     }
 }

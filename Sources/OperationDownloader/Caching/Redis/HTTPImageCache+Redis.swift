@@ -27,10 +27,18 @@ extension HTTPImageCache {
         let endpoint = try RedisEndpoint(url: url)
         let options = try options.applying(queryOf: url)
         if case .failure(let error) = HiredisLibrary.loaded { throw error }
-        let store = RedisHTTPCacheStore(endpoint: endpoint, options: options, memoryCapacity: max(0, memoryCapacity))
-        self.init(store: store, directory: endpoint.redactedURL, diskCapacity: 0, memoryCapacity: memoryCapacity)
+        let telemetry = CacheTelemetry()
+        let pool = RedisConnectionPool(endpoint: endpoint, options: options, telemetry: telemetry)
+        let keys = RedisKeySpace(prefix: options.keyPrefix)
+        let flights = options.singleFlight ? HTTPCacheFlights(locks: RedisFlightLocks(pool: pool, keys: keys, options: options)) : nil
+        let tier = HTTPCacheTier(
+            storage: "redis", bytes: RedisByteStore(pool: pool, keys: keys), maximumBodySize: max(0, options.maximumBodySize),
+            lifetime: HTTPCacheEntryLifetime(maximum: options.maximumTimeToLive, revalidationGrace: options.revalidationGrace))
+        let layer = HTTPCacheLayer(tiers: [tier], memoryCapacity: max(0, memoryCapacity), isShared: true, telemetry: telemetry,
+                                   flights: flights, queueLabel: "OperationDownloader.HTTPImageCache.redis")
+        self.init(layer: layer, directory: nil, disk: nil, diskCapacity: 0, memoryCapacity: memoryCapacity)
     }
 
     /// Whether the entries live on a Redis server shared by a fleet (`init(redis:...)`).
-    public var isShared: Bool { store.isShared }
+    public var isShared: Bool { layer.isShared }
 }
