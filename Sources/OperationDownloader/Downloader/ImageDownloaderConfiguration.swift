@@ -93,8 +93,8 @@ public struct ImageDownloaderConfiguration {
     /// Where the downloader's log messages go (retries, budget refusals and waits, invalid trace context), and
     /// the HTTP cache's unless it has a handler of its own; nil: warnings to standard error, as before.
     public var logHandler: (any ImageDownloaderLogHandler)?
-    /// The most distinct hosts reported as `server_address`; later ones are reported as `_other`, so a crawler's
-    /// metrics stay bounded. Default 100.
+    /// The most distinct servers (host and port) reported as `server_address` and `server_port`; later ones are
+    /// reported as `_other` without a port, so a crawler's metrics stay bounded. Default 100.
     public var metricsServerAddressLimit: Int = DownloadDefaults.metricsServerAddressLimit
 
     public init() {}

@@ -156,22 +156,30 @@ final class DownloaderMetrics: Sendable {
     }
 }
 
-/// Keeps `server_address` bounded: the first `limit` hosts a downloader reports keep their name, later ones are
-/// reported as `_other` (a crawler meets hosts without end).
+/// Keeps `server_address` and `server_port` bounded: the first `limit` servers (host and port) a downloader
+/// reports keep their names, later ones are reported as `_other` without a port (a crawler meets hosts and
+/// ports without end).
 final class ServerAddressLabels: Sendable {
     static let other = "_other"
     let limit: Int
-    private let seen = Locked<Set<String>>([])
+    private let seen = Locked<Set<Server>>([])
+
+    private struct Server: Hashable {
+        let host: String
+        let port: Int
+    }
 
     init(limit: Int) {
         self.limit = max(0, limit)
     }
 
-    func label(_ host: String) -> String {
-        seen.withLock { seen in
-            if seen.contains(host) { return host }
+    /// `host`, or `_other` once `limit` other servers have been reported.
+    func label(_ host: String, port: Int) -> String {
+        let server = Server(host: host, port: port)
+        return seen.withLock { seen in
+            if seen.contains(server) { return host }
             guard seen.count < limit else { return Self.other }
-            seen.insert(host)
+            seen.insert(server)
             return host
         }
     }

@@ -120,9 +120,16 @@ final class RequestEndpoint: Sendable {
         self.target = target
         self.serverAddress = serverAddress
         self.sink = sink
-        active = sink.makeMeter(label: MetricName.activeRequests, dimensions: [
-            ("http_request_method", target.method), ("server_address", serverAddress), ("server_port", String(target.port)),
-        ])
+        active = sink.makeMeter(label: MetricName.activeRequests, dimensions: Self.server(target, serverAddress))
+    }
+
+    /// The port of `_other`'s endpoints: none is reported (`server_port` absent).
+    static let noPort = -1
+
+    private static func server(_ target: RequestTarget, _ serverAddress: String) -> [(String, String)] {
+        var dimensions = [("http_request_method", target.method), ("server_address", serverAddress)]
+        if target.port != noPort { dimensions.append(("server_port", String(target.port))) }
+        return dimensions
     }
 
     /// The duration histogram of requests of this endpoint that ended with `outcome`.
@@ -133,7 +140,7 @@ final class RequestEndpoint: Sendable {
             timers.last = (outcome, found)
             return found
         }) { return known }
-        var dimensions = [("http_request_method", target.method), ("server_address", serverAddress), ("server_port", String(target.port))]
+        var dimensions = Self.server(target, serverAddress)
         if outcome.status > 0 { dimensions.append(("http_response_status_code", String(outcome.status))) }
         if !outcome.errorType.isEmpty { dimensions.append(("error_type", outcome.errorType)) }
         if !outcome.protocolVersion.isEmpty { dimensions.append(("network_protocol_version", outcome.protocolVersion)) }
@@ -147,8 +154,9 @@ final class RequestEndpoint: Sendable {
     }
 }
 
-/// A downloader's request endpoints, bounded: the first `limit` hosts keep their name as `server_address`, later
-/// ones share `_other`'s endpoints (a crawler meets hosts without end). The last endpoint used is kept at hand.
+/// A downloader's request endpoints, bounded: the first `limit` servers (host and port) keep their names as
+/// `server_address` and `server_port`, later ones share `_other`'s portless endpoints (a crawler meets hosts
+/// and ports without end). The last endpoint used is kept at hand.
 final class RequestEndpoints: Sendable {
     let addresses: ServerAddressLabels
     private let sink: any ImageDownloaderMetricsSink
@@ -156,7 +164,7 @@ final class RequestEndpoints: Sendable {
 
     private struct Table {
         var last: RequestEndpoint?
-        /// By target, with `_other` as the host past the limit: never more than `limit + 1` hosts.
+        /// By target, with `_other` (no port) past the limit: never more than `limit + 1` servers per method.
         var all: [RequestTarget: RequestEndpoint] = [:]
     }
 
@@ -172,8 +180,8 @@ final class RequestEndpoints: Sendable {
             table.last = found
             return found
         }) { return known }
-        let address = addresses.label(target.host)
-        let key = address == target.host ? target : RequestTarget(method: target.method, host: address, port: target.port)
+        let address = addresses.label(target.host, port: target.port)
+        let key = address == target.host ? target : RequestTarget(method: target.method, host: address, port: RequestEndpoint.noPort)
         // Made outside the lock (the sink is user code); a twin made by a racing thread is dropped.
         let made = table.withLock { $0.all[key] } ?? RequestEndpoint(target: key, serverAddress: address, sink: sink)
         return table.withLock { table in

@@ -5,8 +5,9 @@ import FoundationNetworking
 import Testing
 @testable import OperationDownloader
 
-/// A crawler's 10,000 distinct URLs on 10,000 distinct hosts: the exposition stays small. `server_address`
-/// takes the first `metricsServerAddressLimit` hosts and `_other` after; no label carries a URL or a path.
+/// A crawler's 10,000 distinct URLs on 10,000 distinct hosts, or on one host's 10,000 ports: the exposition stays
+/// small. `server_address` and `server_port` take the first `metricsServerAddressLimit` servers (host and port),
+/// `_other` without a port after; no label carries a URL or a path.
 @Suite struct MetricCardinalityTests {
     /// Answers every request at once (off the caller's thread) with a 404 or a 410, by the URL's number.
     final class AnsweringTransport: DownloadTransport, Sendable {
@@ -43,23 +44,30 @@ import Testing
         func setPriority(_ priority: Float) {}
     }
 
-    @Test func tenThousandDistinctURLsMakeABoundedExposition() async throws {
-        let sink = PrometheusMetrics()
+    /// Downloads every URL (each answered 404 or 410) through a downloader reporting to `sink`.
+    private func downloadAll(_ urls: [URL], limit: Int = 100, into sink: PrometheusMetrics) async throws {
         var configuration = ImageDownloaderConfiguration()
         configuration.metricsSink = sink
+        configuration.metricsServerAddressLimit = limit
         configuration.imageCache = nil
         configuration.maxConcurrentDownloads = 8
         configuration.callbackQueue = DispatchQueue(label: "cardinality.callbacks")
         let downloader = ImageDownloader(configuration: configuration, deadlineMonitor: .shared, transport: AnsweringTransport())
         let answered = Watched(0)
-        for i in 0..<10_000 {
-            let url = try #require(URL(string: "http://host\(i).crawl.test:\(8000 + i % 3)/images/\(i).png?q=\(i)"))
+        for url in urls {
             downloader.downloadImage(url, options: [], context: nil, progress: nil) { _, _, _, finished in
                 if finished { answered.withLock { $0 += 1 } }
             }
         }
-        #expect(await answered.wait(timeout: 600) { $0 == 10_000 })
+        #expect(await answered.wait(timeout: 600) { $0 == urls.count })
         await awaitIdle(downloader)
+    }
+
+    @Test func tenThousandDistinctURLsMakeABoundedExposition() async throws {
+        let sink = PrometheusMetrics()
+        try await downloadAll((0..<10_000).map { i in
+            try #require(URL(string: "http://host\(i).crawl.test:\(8000 + i % 3)/images/\(i).png?q=\(i)"))
+        }, into: sink)
         let text = sink.exposition()
         let m = try Exposition(text)
         typealias N = ImageDownloaderMetricName
@@ -67,9 +75,10 @@ import Testing
         #expect(addresses.count == 101 && addresses.contains("_other"))
         #expect(m.total(N.requestDuration + "_count") == 10_000)
         #expect(m.total(N.requestDuration + "_count", ["server_address": "_other"]) == 9_900)
-        // Each host keeps its one port: at most 2 statuses × 3 ports for _other, 1 × 1 for the others.
-        #expect(m.series(N.requestDuration + "_count").count <= 100 + 6)
-        #expect(m.series(N.activeRequests).count <= 100 + 3)
+        // Each of the first 100 hosts keeps its one port and status; _other has no port: 2 statuses.
+        #expect(m.series(N.requestDuration + "_count").count == 100 + 2)
+        #expect(m.series(N.activeRequests).count == 100 + 1)
+        #expect(m.series(N.activeRequests).filter { $0["server_address"] == "_other" } == [["http_request_method": "GET", "server_address": "_other"]])
         #expect(m.value(N.downloadErrors, ["error_type": "404"]) == 5_000)
         #expect(m.value(N.downloadErrors, ["error_type": "410"]) == 5_000)
         // Every label value is from a bounded set: no URL, path or query anywhere.
@@ -82,12 +91,30 @@ import Testing
         #expect(text.utf8.count < 400_000)
     }
 
+    @Test func oneHostOnTenThousandPortsIsBoundedToo() async throws {
+        let sink = PrometheusMetrics()
+        try await downloadAll((0..<10_000).map { i in
+            try #require(URL(string: "http://one.crawl.test:\(10_000 + i)/images/\(i).png"))
+        }, limit: 10, into: sink)
+        let m = try Exposition(sink.exposition())
+        typealias N = ImageDownloaderMetricName
+        let series = m.series(N.requestDuration + "_count")
+        #expect(Set(series.compactMap { $0["server_port"] }).count == 10)
+        #expect(series.filter { $0["server_address"] == "_other" }.allSatisfy { $0["server_port"] == nil })
+        #expect(series.count == 10 + 2)
+        #expect(m.series(N.activeRequests).count == 10 + 1)
+        #expect(m.total(N.requestDuration + "_count", ["server_address": "_other"]) == 9_990)
+    }
+
     @Test func theLimitIsTheConfigurations() {
-        let labels = ServerAddressLabels(limit: 2)
-        #expect(labels.label("a") == "a")
-        #expect(labels.label("b") == "b")
-        #expect(labels.label("c") == "_other")
-        #expect(labels.label("a") == "a")
-        #expect(ServerAddressLabels(limit: 0).label("a") == "_other")
+        let labels = ServerAddressLabels(limit: 3)
+        #expect(labels.label("a", port: 80) == "a")
+        #expect(labels.label("b", port: 80) == "b")
+        #expect(labels.label("a", port: 8080) == "a")
+        #expect(labels.label("c", port: 80) == "_other")
+        #expect(labels.label("a", port: 81) == "_other")
+        #expect(labels.label("a", port: 80) == "a")
+        #expect(labels.label("a", port: 8080) == "a")
+        #expect(ServerAddressLabels(limit: 0).label("a", port: 80) == "_other")
     }
 }
