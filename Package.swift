@@ -41,8 +41,8 @@ let package = Package(
         // What tests need from the machine (`.requires(.libwebp)`): skipped where absent, a failure under
         // OD_REQUIRE_ALL=1, which .ci/run sets.
         .target(name: "TestRequirements", dependencies: ["Decoding"], path: "Tests/TestRequirements"),
-        // Test images the test targets make in code (big animations, PNG and GIF framing helpers).
-        .target(name: "TestImages", dependencies: ["Decoding"], path: "Tests/TestImages"),
+        // Test images the test targets make in code (big animations, PNG and GIF framing helpers, AVIF through avifenc).
+        .target(name: "TestImages", dependencies: ["Decoding", "TestRequirements"], path: "Tests/TestImages"),
         .testTarget(name: "DecodingTests", dependencies: ["Decoding", "TestRequirements", "TestImages"]),
         // The code Docs/Usage.md shows, compiled as an application would compile it (a plain import, no
         // @testable); OperationDownloaderTests runs every example and checks the doc quotes it verbatim.

@@ -45,6 +45,7 @@ command -v vipsthumbnail >/dev/null || need+=(libvips-tools)  # the Thumbnail se
 command -v openssl >/dev/null || need+=(openssl)
 command -v redis-server >/dev/null || need+=(redis-server)  # the Fleet section's shared cache
 [ -x /usr/bin/time ] || need+=(time)  # measures each child's own peak RSS (ChildProcess.swift says why)
+command -v avifdec >/dev/null && command -v avifenc >/dev/null || need+=(libavif-bin)  # the AVIF files and reference
 for p in libjpeg62-turbo-dev libpng-dev zlib1g-dev libhiredis0.14; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done

@@ -22,7 +22,7 @@ CORPUS=${OPERATIONDOWNLOADER_CORPUS:-$ROOT/../shared/corpus}
 REGRESSIONS=$ROOT/Tests/Support/FuzzRegressions
 HEADER_REGRESSIONS=$ROOT/Tests/Support/HeaderFuzzRegressions
 HEADER_TARGETS="cache-control http-date age vary etag content-type range headers"
-ALL_TARGETS="png gif bmp ico jpeg webp tiff heif exif sniff any icc $HEADER_TARGETS"
+ALL_TARGETS="png gif bmp ico jpeg webp tiff heif avif exif sniff any icc $HEADER_TARGETS"
 # The header parsers compile alone (Foundation only): the fuzzer is built from these files, not the whole module.
 HEADER_DIR=Sources/OperationDownloader/Caching/HTTPCache
 HEADER_SOURCES="HTTPFieldList HTTPFieldValues HTTPEntityTag HTTPMediaType CacheControlDirectives HTTPDate HTTPHeaderFields HTTPFreshness HTTPCacheHeaderRules HTTPByteRange HTTPPreconditions"
@@ -120,6 +120,7 @@ seed() {
         webp) patterns=('*.webp') ;;
         tiff) patterns=('*.tif' '*.tiff') ;;
         heif) patterns=('*.heic' '*.heif' '*.avif') ;;
+        avif) patterns=('*.avif') ;;
         sniff|any) patterns=('*') ;;
         icc) patterns=() ;;
     esac
@@ -177,6 +178,8 @@ run_target() {
     if is_header_target "$target"; then
         binary=$BUILD/header-fuzzer limits=(-timeout=5 -max_len=32768) destination=$HEADER_REGRESSIONS/$target
     fi
+    # The CI sanitizer step's LeakSanitizer suppressions: leaks inside system libraries (libdav1d) the package cannot free.
+    LSAN_OPTIONS="suppressions=$ROOT/.ci/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
     FUZZ_TARGET=$target "$binary" "$work" "$BUILD/seeds/$target" \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 "${limits[@]}" \
         -artifact_prefix="$artifacts" -print_final_stats=1 > "$log" 2>&1 || true

@@ -2,6 +2,7 @@
 // (never by SwiftPM: libFuzzer supplies `main`). One binary, one target per run, chosen with FUZZ_TARGET:
 //
 //   png gif bmp ico jpeg webp tiff heif   that coder alone: one-shot decode, then chunked incremental decode
+//   avif                                  AVIFCoder (libavif, libheif as its fallback), then frames of a sequence
 //   exif                                  EXIFOrientation.parse (JPEG APP1 / PNG eXIf / TIFF block)
 //   sniff                                 ImageFormat(sniffing:)
 //   any                                   ImageCodersManager.shared, one-shot and incremental

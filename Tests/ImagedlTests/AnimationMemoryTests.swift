@@ -31,6 +31,24 @@ import Glibc
                 "peak RSS \(big.bytes >> 20) MiB downloading the big GIF, \(tiny.bytes >> 20) MiB for a tiny one")
     }
 
+    /// The same bound for the 1000×1000 × 120-frame AVIF sequence: the poster, the compressed bytes (under
+    /// 0.1 MiB) and the decode's working set (the coded canvas and libavif's two pictures, about 7 MiB).
+    @Test(.requires(.libavif, .avifTools))
+    func bigAVIFDownloadStaysNearThePosterAndCompressedBytes() async throws {
+        let executable = try #require(Self.executable, "the imagedl executable beside the test bundle")
+        let server = try LoopbackHTTPServer(routes: [
+            "/big.avif": .init(body: try AVIFFiles.largeSequence(side: 1000, frames: 120), contentType: "image/avif"),
+            "/tiny.avif": .init(body: try AVIFFiles.data((0..<2).map { AVIFFiles.movingSquares(side: 16, frame: $0) }, ["-s", "10"]),
+                                contentType: "image/avif"),
+        ])
+        defer { server.stop() }
+        let tiny = try await Self.peakRSSOffThePool(executable, ["--json", server.url("/tiny.avif").absoluteString])
+        let big = try await Self.peakRSSOffThePool(executable, ["--json", server.url("/big.avif").absoluteString])
+        #expect(big.status == 0 && tiny.status == 0, "imagedl exited \(big.status) / \(tiny.status)")
+        #expect(big.bytes - tiny.bytes <= Self.boundBytes,
+                "peak RSS \(big.bytes >> 20) MiB downloading the big AVIF, \(tiny.bytes >> 20) MiB for a tiny one")
+    }
+
     /// The built `imagedl` beside the test bundle.
     static var executable: URL? {
         [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]

@@ -19,6 +19,9 @@ import Testing
         if Requirement.shouldRun(.libwebp) {
             routes["/1000.webp"] = .init(body: try LargeAnimations.webp(side: 1000, frames: 120), contentType: "image/webp")
         }
+        if Requirement.shouldRun(.libavif, .avifTools) {
+            routes["/1000.avif"] = .init(body: try AVIFFiles.largeSequence(side: 1000, frames: 120), contentType: "image/avif")
+        }
         return try LoopbackHTTPServer(routes: routes)
     }
 
@@ -31,6 +34,10 @@ import Testing
         defer { server.stop() }
         var expected = ["/1000.gif": 120, "/2000.gif": 40, "/1000.png": 120]
         if Requirement.shouldRun(.libwebp) { expected["/1000.webp"] = 120 }
+        if Requirement.shouldRun(.libavif, .avifTools) {
+            try Requirement.check(.libavif, .avifTools)
+            expected["/1000.avif"] = 120
+        }
         for thumbnail in [nil, PixelSize(width: 128, height: 128)] {
             var options = DownloadOptions()
             options.urls = expected.keys.sorted().map(server.url)

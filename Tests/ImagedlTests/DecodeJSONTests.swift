@@ -5,7 +5,7 @@ import TestRequirements
 @testable import ImagedlCore
 
 @Suite(.offThePool) struct DecodeJSONTests {
-    static let keys = ["file", "format", "width", "height", "frames", "duration", "orientation", "color",
+    static let keys = ["file", "format", "width", "height", "frames", "duration", "loop_count", "orientation", "color",
                        "color_detail", "icc_profile_bytes", "incomplete", "error"]
 
     /// Runs `imagedl decode --json` in process and parses every line.

@@ -10,9 +10,18 @@ import Testing
         let options = try ParsedArguments.download(["--http-cache", "redis://alice:pw@10.0.0.7:6380/2", "http://a.test/1.png"])
         #expect(options.httpCacheRedisURL?.absoluteString == "redis://alice:pw@10.0.0.7:6380/2")
         #expect(options.httpCacheDirectory == nil && options.usesHTTPCache)
-        // The last --http-cache wins, folder or URL.
-        let folder = try ParsedArguments.download(["--http-cache", "redis://h:1/0", "--http-cache", "dir", "http://a.test/1.png"])
-        #expect(folder.httpCacheDirectory == "dir" && folder.httpCacheRedisURL == nil)
+        // Twice, a folder and a URL: two tiers, the first given nearest.
+        let tiers = try ParsedArguments.download(["--http-cache", "dir", "--http-cache", "redis://h:1/0", "http://a.test/1.png"])
+        #expect(tiers.httpCacheDirectory == "dir" && tiers.httpCacheRedisURL?.absoluteString == "redis://h:1/0")
+        #expect(!tiers.httpCacheRedisIsNearest)
+        let redisFirst = try ParsedArguments.download(["--http-cache", "redis://h:1/0", "--http-cache", "dir", "http://a.test/1.png"])
+        #expect(redisFirst.httpCacheDirectory == "dir" && redisFirst.httpCacheRedisIsNearest)
+        // Two of a kind, or a size without a folder, are usage errors.
+        #expect(ParsedArguments.usageError(["--http-cache", "a", "--http-cache", "b", "http://a.test/1.png"])?.contains("two folders") == true)
+        #expect(ParsedArguments.usageError(["--http-cache", "redis://h/0", "--http-cache", "redis://g/0", "http://a.test/1.png"])?
+            .contains("two redis:// URLs") == true)
+        #expect(ParsedArguments.usageError(["--http-cache", "redis://h/0", "--http-cache-size", "1M", "http://a.test/1.png"])
+            == "--http-cache-size needs --http-cache DIR")
         let rediss = try ParsedArguments.download(["--http-cache=rediss://h:6380", "http://a.test/1.png"])
         #expect(rediss.httpCacheRedisURL?.scheme == "rediss")
     }
@@ -22,6 +31,16 @@ import Testing
         let message = ParsedArguments.usageError(["--http-cache", value, "http://a.test/1.png"])
         #expect(message?.hasPrefix("--http-cache: unsupported scheme") == true, "\(message ?? "parsed")")
         #expect(Imagedl.run(arguments: ["--http-cache", value, "http://a.test/1.png"]) == .usage)
+    }
+
+    @Test func cacheSizes() throws {
+        #expect(try ParsedArguments.download(["--http-cache", "d", "--http-cache-size", "500M", "http://a.test/1.png"]).httpCacheSize == 500 << 20)
+        #expect(try ParsedArguments.download(["--http-cache", "d", "--http-cache-size", "2g", "http://a.test/1.png"]).httpCacheSize == 2 << 30)
+        #expect(try ParsedArguments.download(["--http-cache", "d", "--http-cache-size", "65536", "http://a.test/1.png"]).httpCacheSize == 65536)
+        for bad in ["0", "1K", "-5M", "lots", "9999999999999999999G", ""] {
+            #expect(ParsedArguments.usageError(["--http-cache", "d", "--http-cache-size", bad, "http://a.test/1.png"])?
+                .hasPrefix("--http-cache-size needs a size") == true, "\(bad)")
+        }
     }
 
     @Test func malformedRedisURLIsAUsageError() {

@@ -70,6 +70,47 @@ import Testing
         #expect(server.stats(tag: tag).count == 2)
     }
 
+    /// An operation the caller runs itself, without a downloader (`ImageDownloaderOperation(request:session:...)`),
+    /// serves stale-while-revalidate at once too, revalidating through an operation of its own behind it.
+    @Test func aStandaloneOperationServesStaleAndRevalidatesBehindIt() async throws {
+        let dir = TemporaryCacheDirectory(); defer { dir.remove() }
+        let cache = HTTPImageCache(directory: dir.url)
+        let ends = RevalidationEnds(cache)
+        let tag = newTag()
+        let hold = "swr-standalone-\(tag)"
+        defer { server.release(hold) }
+        let url = server.cacheURL(tag: tag, [
+            image([("Cache-Control", "max-age=60, stale-while-revalidate=3600"), ("Age", "120"), ("ETag", "\"s1\"")]),
+            CacheScriptStep(status: 304, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"s1\"")], hold: hold),
+        ])
+        let queue = OperationQueue()
+        func run() async -> (DownloadRecorder, ImageDownloaderOperation) {
+            var context = ImageDownloaderContext()
+            context.httpCache = cache
+            let operation = ImageDownloaderOperation(request: URLRequest(url: url), session: nil, options: [.useURLCache, .avoidDecodeImage],
+                                                     context: context)
+            let recorder = DownloadRecorder()
+            _ = operation.addHandlers(forProgress: nil, completed: recorder.completed)
+            queue.addOperation(operation)
+            await recorder.waitForCompletion()
+            return (recorder, operation)
+        }
+        let (first, firstOperation) = await run()
+        #expect(first.final?.data != nil && firstOperation.metrics?.source == .network)
+        // Answered from storage while the revalidation it started is held at the server.
+        let (stale, staleOperation) = await run()
+        #expect(stale.final?.data == first.final?.data)
+        #expect(staleOperation.metrics?.source == .httpCache && staleOperation.metrics?.servedStale == true)
+        let log = await server.awaitRequests(tag: tag, count: 2)
+        #expect(log.last?.headers["if-none-match"] == "\"s1\"")
+        server.release(hold)
+        #expect(await ends.next())
+        let (fresh, freshOperation) = await run()
+        #expect(fresh.final?.data == first.final?.data)
+        #expect(freshOperation.metrics?.source == .httpCache && freshOperation.metrics?.servedStale == false)
+        #expect(server.stats(tag: tag).count == 2)
+    }
+
     @Test(arguments: TestTransports.all)
     func invalidatingTheDownloaderStopsItsBackgroundRevalidation(_ transport: ImageDownloaderTransport) async throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }

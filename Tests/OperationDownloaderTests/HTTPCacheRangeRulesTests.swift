@@ -147,6 +147,11 @@ import Testing
         #expect(cache.cachedResponse(for: F.request(short))?.response.value(forHTTPHeaderField: "Content-Range") == "bytes 4-8/10")
         #expect(served(short, cache, ["Range": "bytes=6-8"])?.data == Data("234".utf8))
         #expect(sent(short, cache, ["Range": "bytes=6-"]) != nil)
+        // The very Range it answered is answered again as the origin did: the part as it arrived.
+        let again = try #require(served(short, cache, ["Range": "bytes=4-"]))
+        #expect(again.statusCode == 206 && again.data == Data("01234".utf8))
+        #expect(again.response.value(forHTTPHeaderField: "Content-Range") == "bytes 4-8/10")
+        #expect(sent(short, cache, ["Range": "bytes=4-9"]) != nil)
         try F.exchange(long, cache, request: ["Range": "bytes=4-"], status: 206, headers: headers, body: Data("0123456".utf8))
         #expect(cache.cachedResponse(for: F.request(long)) == nil)
     }
@@ -166,6 +171,8 @@ import Testing
         try part(0...39, etag: "\"c\"", extra: ["A": "1"])
         try part(30...69, etag: "\"c\"", extra: ["A": "2"])
         #expect(cache.cachedResponse(for: F.request(url))?.response.value(forHTTPHeaderField: "Content-Range") == "bytes 0-69/100")
+        // Combined, the part is no longer what the last Range got from the origin: that Range gets its own bytes.
+        #expect(served(url, cache, ["Range": "bytes=30-69"])?.data == body.subdata(in: 30..<70))
         #expect(served(url, cache, ["Range": "bytes=20-49"])?.data == body.subdata(in: 20..<50))
         try part(70...99, etag: "\"c\"")
         // Every byte held: the complete response, with the newest part's fields.

@@ -98,15 +98,19 @@ import Testing
         #expect(cache.cachedResponse(for: F.request(url))?.data == F.body(3, count: 100))
     }
 
-    @Test func conditionalRequestsSendTheStoredETagExactly() throws {
+    /// The stored ETag goes back as received; a bare one (not an entity-tag) in quotes, and so does a caller's own.
+    @Test func conditionalRequestsSendTheStoredETagAsReceivedOrQuoted() throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let cache = HTTPImageCache(directory: dir.url)
-        for (i, etag) in ["W/\"weak\"", "\"strong\"", "unquoted"].enumerated() {
+        for (i, (etag, sentTag)) in [("W/\"weak\"", "W/\"weak\""), ("\"strong\"", "\"strong\""), ("unquoted", "\"unquoted\"")].enumerated() {
             let url = "http://127.0.0.1:9/etag\(i).png"
             try store(url, cache, headers: ["Cache-Control": "no-cache", "ETag": etag], body: F.body(i, count: 10))
             guard case .send(let sent) = transaction(url, cache).begin(now: t0) else { Issue.record("expected a request"); return }
-            #expect(sent.value(forHTTPHeaderField: "If-None-Match") == etag)
+            #expect(sent.value(forHTTPHeaderField: "If-None-Match") == sentTag)
         }
+        guard case .send(let forwarded) = transaction("http://127.0.0.1:9/etag-own.png", cache, headers: ["If-None-Match": "abc"]).begin(now: t0)
+        else { Issue.record("expected a request"); return }
+        #expect(forwarded.value(forHTTPHeaderField: "If-None-Match") == "\"abc\"")
     }
 
     // MARK: stale-while-revalidate (RFC 5861 §3)
@@ -172,6 +176,31 @@ import Testing
         #expect(late.received(try F.response(url, status: 503), now: t0.addingTimeInterval(100)) == .proceed)
     }
 
+    /// 502, 503 and 504 say the origin cannot answer now: a stored success stands in for them even without
+    /// stale-if-error (a 500 does not; a stored error status is never put in place of another error).
+    @Test func anUnavailableOriginIsAnsweredFromAStoredSuccess() throws {
+        let dir = TemporaryCacheDirectory(); defer { dir.remove() }
+        let cache = HTTPImageCache(directory: dir.url)
+        for (status, stands) in [(502, true), (503, true), (504, true), (500, false), (404, false)] {
+            let url = "http://127.0.0.1:9/unavailable-\(status).png"
+            try store(url, cache, headers: ["Cache-Control": "max-age=1", "ETag": "\"u\""], body: F.body(status, count: 10))
+            let tx = transaction(url, cache)
+            _ = tx.begin(now: t0.addingTimeInterval(3600))
+            let answered = tx.received(try F.response(url, status: status), now: t0.addingTimeInterval(3600))
+            guard stands else {
+                #expect(answered == .proceed, "\(status)")
+                continue
+            }
+            guard case .serveFromCache(let stale) = answered else { Issue.record("\(status) not answered from storage"); continue }
+            #expect(stale.isStale && stale.data == F.body(status, count: 10))
+        }
+        let storedError = "http://127.0.0.1:9/unavailable-stored-error.png"
+        try store(storedError, cache, status: 503, headers: ["Cache-Control": "max-age=1"], body: F.body(1, count: 10))
+        let tx = transaction(storedError, cache)
+        _ = tx.begin(now: t0.addingTimeInterval(10))
+        #expect(tx.received(try F.response(storedError, status: 503), now: t0.addingTimeInterval(10)) == .proceed)
+    }
+
     @Test func mustRevalidateAndNoCacheForbidStaleOnError() throws {
         let dir = TemporaryCacheDirectory(); defer { dir.remove() }
         let cache = HTTPImageCache(directory: dir.url)
@@ -180,9 +209,13 @@ import Testing
             try store(url, cache, headers: ["Cache-Control": cc], body: F.body(i, count: 10))
             let tx = transaction(url, cache)
             _ = tx.begin(now: t0.addingTimeInterval(10))
-            #expect(tx.received(try F.response(url, status: 503), now: t0.addingTimeInterval(10)) == .proceed, "\(cc)")
+            // A 503 says the origin is unavailable: like a dropped connection (below), for the last one only.
+            let answered = tx.received(try F.response(url, status: 503), now: t0.addingTimeInterval(10))
+            #expect((answered == .proceed) == (i != 2), "\(cc)")
             // A disconnected cache may serve stale, unless the response forbids it.
-            let served = tx.failed(URLError(.networkConnectionLost), now: t0.addingTimeInterval(10)) != nil
+            let failing = transaction(url, cache)
+            _ = failing.begin(now: t0.addingTimeInterval(10))
+            let served = failing.failed(URLError(.networkConnectionLost), now: t0.addingTimeInterval(10)) != nil
             #expect(served == (i == 2), "\(cc)")
         }
         // A TLS failure is no disconnection (corelibs reports it as -1 "SSL certificate problem").

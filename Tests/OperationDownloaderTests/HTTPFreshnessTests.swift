@@ -53,9 +53,20 @@ import Testing
         .init(name: "s-maxage ignored beside max-age", headers: ["Cache-Control": "s-maxage=600, max-age=10"], now: 20, fresh: false),
         .init(name: "invalid max-age is stale", headers: ["Cache-Control": "max-age=abc", "Expires": date(3600), "Date": date(0)],
               now: 1, fresh: false),
-        .init(name: "duplicate max-age: the first counts", headers: ["Cache-Control": "max-age=60, max-age=1"], now: 30, fresh: true),
-        .init(name: "duplicate max-age: the first counts (short first)", headers: ["Cache-Control": "max-age=1, max-age=600"],
-              now: 30, fresh: false),
+        .init(name: "duplicate max-age: the largest counts", headers: ["Cache-Control": "max-age=60, max-age=1"], now: 30, fresh: true),
+        .init(name: "duplicate max-age: the largest counts (short first)", headers: ["Cache-Control": "max-age=1, max-age=600"],
+              now: 30, fresh: true),
+        .init(name: "decimal max-age: its whole seconds", headers: ["Cache-Control": "max-age=60.5"], now: 59, fresh: true),
+        .init(name: "decimal max-age: not past its whole seconds", headers: ["Cache-Control": "max-age=60.5"], now: 60.2, fresh: false),
+        .init(name: "max-age with trailing letters: its digits", headers: ["Cache-Control": "max-age=60a"], now: 30, fresh: true),
+        .init(name: "max-age starting with a letter is stale", headers: ["Cache-Control": "max-age=a60"], now: 1, fresh: false),
+        .init(name: "heuristic at least 10 s (5 s since modified)", headers: ["Last-Modified": date(-5), "Date": date(0)], now: 9,
+              fresh: true),
+        .init(name: "heuristic at least 10 s, not more", headers: ["Last-Modified": date(-5), "Date": date(0)], now: 11, fresh: false),
+        .init(name: "no heuristic for a Last-Modified after Date", headers: ["Last-Modified": date(5), "Date": date(0)], now: 1,
+              fresh: false),
+        .init(name: "Age with parameters: its number", headers: ["Cache-Control": "max-age=3600", "Age": "7200;foo=bar"], now: 1,
+              fresh: false),
         .init(name: "quoted max-age accepted", headers: ["Cache-Control": "max-age=\"60\""], now: 30, fresh: true),
         .init(name: "heuristic 10% of 1000 s at 90 s", headers: ["Last-Modified": date(-1000), "Date": date(0)], now: 90, fresh: true),
         .init(name: "heuristic 10% of 1000 s at 101 s", headers: ["Last-Modified": date(-1000), "Date": date(0)], now: 101, fresh: false),
@@ -268,6 +279,7 @@ import Testing
         #expect(CacheControlDirectives("max-age=-1").maxAgeInvalid)
         #expect(CacheControlDirectives(nil) == CacheControlDirectives())
         #expect(CacheControlDirectives("max-age=60, max-age=1").maxAge == 60)
+        #expect(CacheControlDirectives("max-age=1, max-age=60").maxAge == 60)
     }
 
     struct PolicyCase: CustomTestStringConvertible, Sendable {

@@ -73,10 +73,13 @@ import Testing
     }
 
     @Test func invalidAgeIsIgnored() {
-        for value in ["abc", "-7200", "7200.0", "7200;foo=bar", "", "1 2", "+5"] {
+        for value in ["abc", "-7200", "7200.0", "", "1 2", "+5", ";foo=bar", "7200a;x"] {
             #expect(HTTPAge.parse(value) == nil, "\(value)")
         }
         #expect(HTTPAge.parse(nil) == nil)
+        // Parameters (structured-field style) after the number do not hide it.
+        #expect(HTTPAge.parse("7200;foo=bar") == 7200)
+        #expect(HTTPAge.parse("7200 ; foo=111") == 7200)
     }
 
     @Test func deltaSecondsPast2To31CountAs2To31() {
@@ -93,11 +96,20 @@ import Testing
         #expect(d.maxAge == 60 && d.mustRevalidate && d.noStore)
     }
 
-    @Test func duplicateDirectivesCountOnceFirstFirst() {
+    @Test func duplicateDirectivesCountOnceFirstFirstButMaxAgeTakesTheLargest() {
         #expect(CacheControlDirectives("max-age=1800, max-age=1").maxAge == 1800)
-        #expect(CacheControlDirectives("max-age=1, max-age=1800").maxAge == 1)
-        // Several lines arrive joined: the same rule.
-        #expect(CacheControlDirectives("max-age=abc, max-age=60").maxAgeInvalid)
+        #expect(CacheControlDirectives("max-age=1, max-age=1800").maxAge == 1800)
+        // Several lines arrive joined: the same rule; an invalid value beside a valid one does not count.
+        let mixed = CacheControlDirectives("max-age=abc, max-age=60")
+        #expect(mixed.maxAge == 60 && !mixed.maxAgeInvalid)
+        #expect(CacheControlDirectives("stale-if-error=5, stale-if-error=500").staleIfError == 5)
+    }
+
+    @Test(arguments: [("max-age=3600.0", 3600.0), ("max-age=3600.5", 3600), ("max-age=3600a", 3600), ("max-age=\"60.9\"", 60),
+                      ("max-age=007", 7)])
+    func maxAgeIsReadByItsLeadingDigits(_ value: String, _ seconds: Double) {
+        let d = CacheControlDirectives(value)
+        #expect(d.maxAge == seconds && !d.maxAgeInvalid)
     }
 
     @Test func quotedArgumentsAreAcceptedAndCommasInsideThemDoNotSplit() {
@@ -107,8 +119,7 @@ import Testing
         #expect(CacheControlDirectives("x=\"a\\\"b, max-age=5\", max-age=7").maxAge == 7)
     }
 
-    @Test(arguments: ["max-age=-1", "max-age=3600.0", "max-age=a3600", "max-age=3600a", "max-age='3600'", "max-age= 3600",
-                      "max-age", "max-age=\"\""])
+    @Test(arguments: ["max-age=-1", "max-age=a3600", "max-age='3600'", "max-age= 3600", "max-age", "max-age=\"\"", "max-age=.5"])
     func invalidMaxAgeMakesTheResponseStale(_ value: String) {
         let d = CacheControlDirectives(value)
         #expect(d.maxAgeInvalid && d.maxAge == nil)
@@ -168,8 +179,12 @@ import Testing
         }
     }
 
-    @Test func entityTagListsSkipMalformedMembers() {
-        #expect(HTTPEntityTag.list("\"a\", W/\"b\", c, \"d\"")?.map(\.opaqueTag) == ["\"a\"", "\"b\"", "\"d\""])
+    @Test func entityTagListsReadBareTagsQuotedAndSkipMalformedMembers() {
+        #expect(HTTPEntityTag.list("\"a\", W/\"b\", c, \"d\"")?.map(\.opaqueTag) == ["\"a\"", "\"b\"", "\"c\"", "\"d\""])
+        #expect(HTTPEntityTag.list("\"a\", \"x, W/y")?.map(\.opaqueTag) == ["\"a\""])
+        #expect(HTTPEntityTag.quotingBareTags("abc") == "\"abc\"")
+        #expect(HTTPEntityTag.quotingBareTags("W/\"a\", b, *") == "W/\"a\", \"b\", *")
+        #expect(HTTPEntityTag.quotingBareTags("\"a\", W/\"b\"") == "\"a\", W/\"b\"")
         #expect(HTTPEntityTag.list("*") == nil)
         #expect(HTTPEntityTag.list("\"a,b\", \"c\"")?.count == 2)
     }

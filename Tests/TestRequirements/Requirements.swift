@@ -14,6 +14,19 @@ extension Requirement {
     public static let libheif = Requirement("libheif", install: "apt-get install libheif1") {
         HEIFCoder().unavailableReason
     }
+    /// libavif (soname 16 or 15) in a version whose structures the shim mirrors.
+    public static let libavif = Requirement("libavif", install: "apt-get install libavif15") {
+        AVIFCoder().unavailableReason
+    }
+    /// An AV1 encoder inside libavif, for the tests that write AVIF.
+    public static let avifEncoder = Requirement("libavif's AV1 encoder", install: "apt-get install libavif15 (Debian's has aom, rav1e and SVT-AV1)") {
+        AVIFCoder().encoderUnavailableReason
+    }
+    /// libavif's command-line tools, which make the AVIF test files and their references.
+    public static let avifTools = Requirement("avifenc and avifdec", install: "apt-get install libavif-bin") {
+        let missing = ["avifenc", "avifdec"].filter { Executables.find($0) == nil }
+        return missing.isEmpty ? nil : "no \(missing.joined(separator: " or ")) on PATH"
+    }
     public static let libtiff = Requirement("libtiff", install: "apt-get install libtiff6") {
         TIFFCoder().unavailableReason
     }

@@ -51,6 +51,8 @@ struct Goal {
         Goal(key: "progressive_cpu_ratio_jpeg", label: "chunked progressive JPEG (previews) CPU vs one-shot", comparison: .atMost, threshold: 3),
         Goal(key: "peak_rss_mb_large", label: "peak RSS, 200 × 12 MP JPEG with .scaleDownLargeImages", comparison: .atMost, threshold: 250),
         Goal(key: "animation_peak_rss_mb", label: "peak RSS, 20 × 1000² × 120 GIF at concurrency 8 (MiB)", comparison: .atMost, threshold: 256),
+        Goal(key: "avif_decode_ratio_vs_avifdec", label: "12 MP AVIF decode (imagedl process) vs avifdec", comparison: .atMost, threshold: 1.1),
+        Goal(key: "avif_animation_peak_rss_mb", label: "peak RSS, 20 × 1000² × 120 AVIF at concurrency 8 (MiB)", comparison: .atMost, threshold: 256),
         Goal(key: "thumbnail_pipeline_ratio_vs_fastest", label: "12 MP JPEG → 256 px q80 thumbnail CPU vs the faster of vipsthumbnail and Pillow", comparison: .atMost, threshold: 0.8),
         Goal(key: "fleet_origin_requests", label: "4 processes × 500 URLs on the shared Redis cache → requests at the origin", comparison: .atMost, threshold: 500),
         Goal(key: "metrics_instructions_ratio", label: "instructions per download with PrometheusMetrics vs without (URLSession)", comparison: .atMost, threshold: 1.02),

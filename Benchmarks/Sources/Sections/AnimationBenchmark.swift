@@ -12,6 +12,12 @@ struct AnimationBenchmark {
     func run() throws {
         let report = context.report
         let s = Self.section
+        // AVIF's files are made with avifenc rather than Pillow, so it runs whether or not Pillow is there.
+        do {
+            try AVIFBenchmark(context: context).run()
+        } catch {
+            report.error("AVIF: \(error)")
+        }
         if let reason = AnimationFixtures.prepare(context.fixtures) {
             for key in ["animation_peak_rss_mb", "animation_poster_ms_gif", "animation_frame_ms_gif"] { report.skip(key, reason: reason) }
             return

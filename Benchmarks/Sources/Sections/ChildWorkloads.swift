@@ -20,6 +20,9 @@ enum ChildWorkload: String, CaseIterable {
     /// is larger there.
     case instructionsDownloaderCurl = "instructions-downloader-curl"
     case instructionsDownloaderCurlMetrics = "instructions-downloader-curl-metrics"
+    /// N small downloads through ImageDownloader with a directory HTTP cache (decode off), each URL twice: stored
+    /// by a first downloader, then served from the cache by a second one (run under callgrind).
+    case instructionsDownloaderHTTPCache = "instructions-downloader-http-cache"
     /// N small downloads through raw URLSession tasks (run under callgrind).
     case instructionsURLSession = "instructions-urlsession"
     /// N small downloads through one bare Operation each (run under callgrind).
@@ -38,6 +41,8 @@ enum ChildWorkload: String, CaseIterable {
     case animationMemory = "animation-memory"
     /// As `animationMemory`, cycling through the GIF, APNG and WebP versions.
     case animationMemoryMixed = "animation-memory-mixed"
+    /// As `animationMemory`, with the 1000² × 120-frame AVIF sequence (AVIFFixtures).
+    case animationMemoryAVIF = "animation-memory-avif"
 
     /// Runs the workload; prints one JSON line ({"failures": n, "seconds": s, "cpu_seconds": c}, both for
     /// the downloads alone, without process start-up) and returns the exit code.
@@ -49,7 +54,7 @@ enum ChildWorkload: String, CaseIterable {
         case .memoryLarge:
             urls = (0..<count).compactMap { url("large-baseline.jpg?m=\($0)") }
         case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsDownloaderMetrics, .instructionsURLSession,
-             .instructionsOperationProbe, .instructionsDownloaderCurl, .instructionsDownloaderCurlMetrics:
+             .instructionsOperationProbe, .instructionsDownloaderCurl, .instructionsDownloaderCurlMetrics, .instructionsDownloaderHTTPCache:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
         case .memoryManyDecoded:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
@@ -62,6 +67,8 @@ enum ChildWorkload: String, CaseIterable {
         case .animationMemoryMixed:
             let formats = AnimationFixtures.formats
             urls = (0..<count).compactMap { url(AnimationFixtures.path(format: formats[$0 % formats.count]) + "?n=\($0)") }
+        case .animationMemoryAVIF:
+            urls = (0..<count).compactMap { url(AVIFFixtures.sequencePath + "?n=\($0)") }
         }
         guard urls.count == count else {
             print("{\"error\": \"bad base URL\"}")
@@ -95,7 +102,20 @@ enum ChildWorkload: String, CaseIterable {
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], postsNotifications: false)
             failures = outcome?.failures
             firstError = outcome?.firstError
-        case .animationMemory, .animationMemoryMixed:
+        case .instructionsDownloaderHTTPCache:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("od-bench-http-cache-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let cache = HTTPImageCache(directory: folder)
+            var outcome: DownloaderClient.Outcome?
+            // The first pass stores every response, the second is served from the cache (max-stale: a response
+            // the server sent without Cache-Control is served whatever its heuristic freshness).
+            for _ in 0..<2 where outcome == nil || outcome?.failures == 0 {
+                outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage, .useURLCache],
+                                                    headers: ["Cache-Control": "max-stale=86400"]) { $0.httpCache = cache }
+            }
+            failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .animationMemory, .animationMemoryMixed, .animationMemoryAVIF:
             let outcome = DownloaderClient.download(urls, options: [], concurrency: 8)
             failures = outcome?.failures
             firstError = outcome?.firstError

@@ -11,10 +11,12 @@ enum DownloaderClient {
     }
 
     /// All URLs are handed to the downloader at once, as an app or crawler would; its queue runs
-    /// `concurrency` at a time. Returns nil when the batch did not finish within `timeout`.
+    /// `concurrency` at a time; `headers` go on every request. Returns nil when the batch did not finish within
+    /// `timeout`.
     static func download(
         _ urls: [URL], options: ImageDownloaderOptions, concurrency: Int = 6, postsNotifications: Bool = true,
-        timeout: TimeInterval = 600, configure: (inout ImageDownloaderConfiguration) -> Void = { _ in }
+        headers: [String: String] = [:], timeout: TimeInterval = 600,
+        configure: (inout ImageDownloaderConfiguration) -> Void = { _ in }
     ) -> Outcome? {
         var configuration = ImageDownloaderConfiguration()
         configuration.maxConcurrentDownloads = concurrency
@@ -22,6 +24,7 @@ enum DownloaderClient {
         configure(&configuration)
         let downloader = ImageDownloader(configuration: configuration)
         defer { downloader.invalidate(cancelPendingOperations: true) }
+        for (field, value) in headers { downloader.setValue(value, forHTTPHeaderField: field) }
         let counter = CompletionCounter(expected: urls.count)
         for url in urls {
             downloader.downloadImage(url, options: options, completed: { image, data, error, finished in

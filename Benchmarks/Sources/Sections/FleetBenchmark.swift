@@ -5,7 +5,8 @@ import OperationDownloader
 /// at once with `--http-cache redis://…`, against 4 independent processes without a shared cache. nginx's access
 /// log counts what reached the origin (goal: each URL once, 500). Then the latency of one download answered
 /// from Redis, from the disk cache and from the origin, measured in this process (decode off, no memory
-/// layers, so each is a real read). URLs are served from nginx's `/fleet/` location, which adds
+/// layers, so each is a real read), and the two tiers' figures (FleetBenchmark+Tiers.swift). URLs are served from
+/// nginx's `/fleet/` location, which adds
 /// `Cache-Control: max-age=3600`; every round uses fresh query strings and its own key prefix.
 struct FleetBenchmark {
     let context: RunContext
@@ -16,7 +17,8 @@ struct FleetBenchmark {
         let report = context.report
         let s = Self.section
         guard let redisURL = context.redisURL else {
-            for key in ["fleet_origin_requests", "fleet_wall_ratio_vs_independent", "fleet_hit_ms_redis"] {
+            for key in ["fleet_origin_requests", "fleet_wall_ratio_vs_independent", "fleet_hit_ms_redis", "fleet_tier_hit_ms_directory",
+                        "fleet_tier_redis_bytes_per_hit"] {
                 report.skip(key, reason: "no redis-server (run.sh starts one: --redis-url)")
             }
             return
@@ -76,6 +78,7 @@ struct FleetBenchmark {
         report.headline("fleet_hit_ms_redis", section: s, label: "one download served from Redis (decode off, no memory layer)", unit: "ms", latency.redis)
         report.headline("fleet_hit_ms_disk", section: s, label: "one download served from the disk cache (decode off, no memory layer)", unit: "ms", latency.disk)
         report.headline("fleet_hit_ms_origin", section: s, label: "one download from nginx on 127.0.0.1 (decode off)", unit: "ms", latency.origin)
+        reportTiers(try tierFigures(redisURL: redisURL, count: context.quick ? 50 : 200, available: available))
     }
 
     /// Runs `arguments` as `processes` children at once; their outcomes and the wall time until the last ended.
@@ -141,7 +144,7 @@ struct FleetBenchmark {
     }
 
     /// Milliseconds per download, one after another, through a fresh downloader (no memory image cache).
-    private func perDownload(_ urls: [URL], cache: HTTPImageCache?) throws -> Double {
+    func perDownload(_ urls: [URL], cache: HTTPImageCache?) throws -> Double {
         var configuration = ImageDownloaderConfiguration()
         configuration.imageCache = nil
         configuration.httpCache = cache

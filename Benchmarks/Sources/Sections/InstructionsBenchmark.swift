@@ -28,6 +28,7 @@ struct InstructionsBenchmark {
         var curl = Samples()
         var curlMetrics = Samples()
         let measuresCurl = ImageDownloaderTransport.curl.isAvailable
+        var httpCache = Samples()
         for _ in 0..<rounds {
             ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
             raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
@@ -38,6 +39,7 @@ struct InstructionsBenchmark {
                 curl.add(try perDownload(.instructionsDownloaderCurl, executable: stripped, small: small, large: large))
                 curlMetrics.add(try perDownload(.instructionsDownloaderCurlMetrics, executable: stripped, small: small, large: large))
             }
+            httpCache.add(try perDownload(.instructionsDownloaderHTTPCache, executable: stripped, small: small, large: large))
         }
         let s = Self.section
         context.report.headline("instructions_per_download", section: s, label: "ImageDownloader (decode off), instructions per download", unit: "instr", ours)
@@ -60,6 +62,8 @@ struct InstructionsBenchmark {
         } else {
             context.report.skip("metrics_curl_instructions_ratio", reason: "libcurl.so.4 cannot be loaded")
         }
+        // With the HTTP cache (a directory): each URL stored by one downloader, then served from the cache to another.
+        context.report.detail("instructions_http_cache_per_url", section: s, label: "ImageDownloader with a directory HTTP cache (decode off), a download stored then one served from the cache, instructions per URL", unit: "instr", httpCache)
         context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")
     }
 

@@ -11,6 +11,7 @@ const char *cic_libpng_version(void);
 #include "cic_jpeg.h"
 #include "cic_png.h"
 #include "cic_heif.h"
+#include "cic_avif.h"
 #include "cic_tiff.h"
 #include "cic_lcms.h"
 #include "cic_color.h"

@@ -7,9 +7,9 @@ import Foundation
 /// Formats without alpha (JPEG) composite transparent pixels over `background`. Animated images are written
 /// as their first frame.
 public struct ImageEncodingOptions: Sendable, Equatable {
-    /// The container to write: `.jpeg`, `.png` or `.webp` with the built-in coders.
+    /// The container to write: `.jpeg`, `.png`, `.webp` or `.avif` with the built-in coders.
     public var format: ImageFormat
-    /// 0...1 for lossy formats (JPEG, lossy WebP): libjpeg/libwebp quality 1...100 after × 100.
+    /// 0...1 for lossy formats (JPEG, lossy WebP, AVIF): libjpeg/libwebp/libavif quality 1...100 after × 100.
     public var quality: Double
     /// JPEG: write a progressive file (libjpeg's standard scan script, Huffman tables optimised).
     public var progressive: Bool

@@ -104,7 +104,7 @@ extension DynamicLibrary {
     func shimAPI(
         _ load: (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, Int) -> OpaquePointer?
     ) -> Result<OpaquePointer, LibraryUnavailable> {
-        var missing = [CChar](repeating: 0, count: 128)
+        var missing = [CChar](repeating: 0, count: 256)
         guard let api = load(handle, &missing, missing.count) else {
             return .failure(LibraryUnavailable(soname: soname, reason: stringFromCBuffer(missing)))
         }

@@ -24,7 +24,7 @@ public enum ArgumentParser {
     /// Download options that take a value (`imagedl thumbnail` passes these through for its URL inputs).
     static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--max-time", "--header", "--user", "--password",
-        "--http-cache", "--retry", "--input", "--transport", "--cacert", "--proxy", "--metrics",
+        "--http-cache", "--http-cache-size", "--retry", "--input", "--transport", "--cacert", "--proxy", "--metrics",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
@@ -84,6 +84,8 @@ public enum ArgumentParser {
                     options.password = value
                 case "--http-cache":
                     try HTTPCacheOption.parse(value, into: &options)
+                case "--http-cache-size":
+                    options.httpCacheSize = try HTTPCacheOption.parseSize(value)
                 case "--retry":
                     guard let n = Int(value), (0...100).contains(n) else {
                         throw UsageError("--retry needs a whole number of retries from 0 to 100, not '\(value)'")
@@ -107,6 +109,9 @@ public enum ArgumentParser {
             throw UsageError("--png needs --output DIR")
         }
         try TransportOptions.validate(options)
+        if options.httpCacheSize != nil && options.httpCacheDirectory == nil {
+            throw UsageError("--http-cache-size needs --http-cache DIR")
+        }
         if (options.user == nil) != (options.password == nil) {
             throw UsageError(options.user == nil ? "--password needs --user" : "--user needs --password")
         }

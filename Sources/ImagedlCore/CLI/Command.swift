@@ -50,8 +50,13 @@ public struct DownloadOptions: Equatable, Sendable {
     /// Folder of the on-disk HTTP cache (`--http-cache DIR`): responses are stored there and fresh ones are
     /// served from it without a request. nil: no HTTP cache.
     public var httpCacheDirectory: String?
-    /// The shared HTTP cache on Redis (`--http-cache redis://[user:password@]host:port[/db]`), instead of a folder.
+    /// The shared HTTP cache on Redis (`--http-cache redis://[user:password@]host:port[/db]`); with a folder too,
+    /// the two are tiers, the first given nearest.
     public var httpCacheRedisURL: URL?
+    /// Redis was given before the folder (`--http-cache redis://… --http-cache DIR`): its tier is the nearer one.
+    public var httpCacheRedisIsNearest = false
+    /// The folder's capacity in bytes (`--http-cache-size`); nil: the default (150 MB).
+    public var httpCacheSize: Int?
     /// Attempts after the first for a failure worth retrying (`--retry N`, default 0): the configuration's
     /// `retryPolicy` gets `maximumAttempts = N + 1` with the default backoff.
     public var retry = 0

@@ -9,12 +9,12 @@ enum HelpText {
     SYNOPSIS
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--max-time S]
-                       [--header 'K: V']... [--user U --password P] [--http-cache DIR|URL]
+                       [--header 'K: V']... [--user U --password P] [--http-cache DIR|URL]...
                        [--retry N] [--input FILE] [--metrics FILE] [--verbose]
                        [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl --input FILE [options]
         imagedl decode FILE... [--json] [--rgba OUT [--frame N]] [--keep-color-profile]
-        imagedl thumbnail FILE|URL... --size WxH --output DIR [--fill] [--format jpeg|png|webp]
+        imagedl thumbnail FILE|URL... --size WxH --output DIR [--fill] [--format jpeg|png|webp|avif]
                        [--quality Q] [--concurrency N] [--input FILE] [--json] [download options]
         imagedl --demo [--preview] [--json] [--concurrency N] [--lifo]
         imagedl --help | --version
@@ -68,6 +68,12 @@ enum HelpText {
                             a URL, the others wait for it and take it from Redis ("hit"); the summary
                             counts the waits. Redis down or slow never fails a download (a warning on
                             stderr, then straight to the server).
+                            Give --http-cache twice, a folder and a redis:// URL, for two tiers (the
+                            first given nearest): hits come from the folder without crossing the network,
+                            what the folder misses comes from Redis and is copied into it.
+        --http-cache-size BYTES
+                            The folder's size limit (K, M or G: 1024-based; default 150M): the least
+                            recently used entries go first. Held by every process sharing the folder.
         --retry N           Try a download up to N more times after a failure worth retrying (refused,
                             reset or lost connection, DNS failure, timeout, HTTP 408, 429, 500, 502, 503,
                             504), waiting a random, doubling delay (and at least what Retry-After asks, up to
@@ -98,7 +104,8 @@ enum HelpText {
 
       decode
         --json              One JSON object per file with keys file, format, width, height, frames,
-                            duration (seconds of one loop, animations only), orientation, color,
+                            duration (seconds of one loop, animations only), loop_count (plays,
+                            0 forever; animations only), orientation, color,
                             color_detail, icc_profile_bytes, incomplete, error (null where they do not
                             apply). incomplete is true when the data ends early and only part of the
                             image could be decoded.
@@ -113,8 +120,9 @@ enum HelpText {
         --size WxH          The box each thumbnail fits in (required; N means NxN).
         --output DIR        Where thumbnails go (required; created if needed).
         --fill              Fill the box exactly, cropping the overflow, instead of fitting inside it.
-        --format F          jpeg (default), png or webp (webp needs libwebp7).
-        --quality Q         1-100 for jpeg and webp (default 80; webp 100 is lossless).
+        --format F          jpeg (default), png, webp (needs libwebp7) or avif (needs libavif15
+                            with an AV1 encoder).
+        --quality Q         1-100 for jpeg, webp and avif (default 80; webp 100 is lossless).
         --concurrency N     Images processed at once (default: one per core).
         --input FILE        More inputs, one file or URL a line ('-' reads standard input).
         --json              One JSON object per input with keys input, file, status, format, width,

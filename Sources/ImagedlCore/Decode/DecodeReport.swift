@@ -39,9 +39,9 @@ struct DecodeReport {
 
     var succeeded: Bool { error == nil }
 
-    /// `{"file", "format", "width", "height", "frames", "duration", "orientation", "color", "color_detail",
-    /// "icc_profile_bytes", "incomplete", "error"}` in that order ("duration": seconds of one loop, null for a
-    /// still image; "color": "sRGB", "converted" or "not converted"; "incomplete": true when the data ends early
+    /// `{"file", "format", "width", "height", "frames", "duration", "loop_count", "orientation", "color",
+    /// "color_detail", "icc_profile_bytes", "incomplete", "error"}` in that order ("duration": seconds of one loop,
+    /// null for a still image; "loop_count": plays of an animation, 0 forever, null for a still image; "color": "sRGB", "converted" or "not converted"; "incomplete": true when the data ends early
     /// and only part of the image was decoded, as the plain line says); values that do not apply are null
     /// (format is null when the content is not a known image format, incomplete when nothing was decoded).
     var json: JSONValue {
@@ -53,6 +53,7 @@ struct DecodeReport {
             ("height", optional(height)),
             ("frames", optional(frames)),
             ("duration", duration.map(JSONValue.double) ?? .null),
+            ("loop_count", (frames ?? 1) > 1 ? optional(loopCount) : .null),
             ("orientation", optional(orientation?.rawValue)),
             ("color", color.map { .string($0.state) } ?? .null),
             ("color_detail", color?.detail.map(JSONValue.string) ?? .null),

@@ -119,6 +119,16 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         }
         done.wait()
         feeder?.stop()
+        if httpCache != nil && !queue.sync(execute: { interrupted }) {
+            // Background revalidations (stale-while-revalidate) answered nobody yet: they end before the process
+            // does, so the stale answers already printed are followed by the refreshed entries in the cache.
+            // Bounded by a download's own limits (each fails after its idle timeout).
+            let idle = DispatchSemaphore(value: 0)
+            downloader.whenIdle { idle.signal() }
+            _ = idle.wait(timeout: .now() + options.timeout * 2 + (options.maxTime ?? 0) + 5)
+        }
+        // 304 refreshes and copies into the folder tier are written behind the answers: they land before exit.
+        httpCache?.waitForQueuedWrites()
         downloader.invalidate(cancelPendingOperations: true)
         if let problem = runMetrics.write() {
             Console.err(problem + "\n")

@@ -62,7 +62,7 @@ enum ThumbnailArguments {
                 sawSize = true
             case "--format":
                 guard let format = ThumbnailOptions.Format(rawValue: value.lowercased() == "jpg" ? "jpeg" : value.lowercased()) else {
-                    throw UsageError("--format needs jpeg, png or webp, not '\(value)'")
+                    throw UsageError("--format needs jpeg, png, webp or avif, not '\(value)'")
                 }
                 options.format = format
             case "--quality":

@@ -33,6 +33,10 @@ final class ThumbnailCommand: Sendable {
     var records: [ThumbnailRecord] { results.all }
 
     func run() -> ExitCode {
+        if let reason = Self.encoderUnavailableReason(options.format, coders: pipeline.coders) {
+            Console.err("imagedl: thumbnail --format \(options.format.rawValue): \(reason)\n")
+            return .failure
+        }
         do {
             try FileManager.default.createDirectory(atPath: options.outputDirectory, withIntermediateDirectories: true)
         } catch {
@@ -68,6 +72,17 @@ final class ThumbnailCommand: Sendable {
         let finished = results.all
         reporter.end(finished, seconds: seconds)
         return finished.allSatisfy(\.succeeded) ? .success : .failure
+    }
+
+    /// Why AVIF cannot be written here (libavif, or an AV1 encoder in it, is missing), or nil: said once, before
+    /// any work, rather than once per thumbnail. (The other formats' encoders report per thumbnail.)
+    static func encoderUnavailableReason(_ format: ThumbnailOptions.Format, coders: ImageCodersManager) -> String? {
+        guard format == .avif else { return nil }
+        switch coders.coders.reversed().first(where: { $0.canEncode(.avif) }) {
+        case nil: return "no AVIF encoder in this build"
+        case let avif as AVIFCoder: return avif.encoderUnavailableReason
+        default: return nil
+        }
     }
 
     // MARK: - Work

@@ -5,13 +5,14 @@ import Foundation
 public struct ThumbnailOptions: Equatable, Sendable {
     /// Output formats `--format` accepts.
     public enum Format: String, Equatable, Sendable, CaseIterable {
-        case jpeg, png, webp
+        case jpeg, png, webp, avif
 
         var imageFormat: ImageFormat {
             switch self {
             case .jpeg: return .jpeg
             case .png: return .png
             case .webp: return .webp
+            case .avif: return .avif
             }
         }
 
@@ -26,7 +27,7 @@ public struct ThumbnailOptions: Equatable, Sendable {
     public var fill = false
     /// Output format (`--format`, default JPEG).
     public var format = Format.jpeg
-    /// 1...100 for JPEG and lossy WebP (`--quality`, default 80); `--quality 100` with WebP is lossless.
+    /// 1...100 for JPEG, lossy WebP and AVIF (`--quality`, default 80); `--quality 100` with WebP is lossless.
     public var quality = 80
     /// Where thumbnails are written (`--output DIR`, created if needed).
     public var outputDirectory = ""

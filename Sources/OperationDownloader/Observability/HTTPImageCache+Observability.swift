@@ -7,7 +7,11 @@ extension HTTPImageCache {
     /// downloader's sink.
     public var metricsSink: (any ImageDownloaderMetricsSink)? {
         get { layer.telemetry.sink }
-        set { layer.telemetry.sink = newValue }
+        set {
+            layer.telemetry.sink = newValue
+            // A tiered cache's Redis connections report through their own cache.
+            for tier in tierCaches { tier.metricsSink = newValue }
+        }
     }
 
     /// Where this cache's log messages go (Redis unavailable, back, refusing writes; the directory not writable).
@@ -15,7 +19,10 @@ extension HTTPImageCache {
     /// warnings go to `warningHandler`, else standard error.
     public var logHandler: (any ImageDownloaderLogHandler)? {
         get { layer.telemetry.logHandler }
-        set { layer.telemetry.logHandler = newValue }
+        set {
+            layer.telemetry.logHandler = newValue
+            for tier in tierCaches { tier.logHandler = newValue }
+        }
     }
 
     /// The `storage` label of this cache's lookups (`od_http_cache_lookups_total`): its tiers' storages, nearest
@@ -28,5 +35,6 @@ extension HTTPImageCache {
     /// A downloader's sink and log handler, kept where the cache has none of its own.
     func adoptTelemetry(sink: (any ImageDownloaderMetricsSink)?, logHandler: (any ImageDownloaderLogHandler)?) {
         layer.telemetry.adopt(sink: sink, logHandler: logHandler)
+        for tier in tierCaches { tier.adoptTelemetry(sink: sink, logHandler: logHandler) }
     }
 }

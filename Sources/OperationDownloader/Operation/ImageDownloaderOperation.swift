@@ -80,7 +80,8 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
             ? HTTPCacheTransaction(
                 request: request, cache: transfer.httpCache, useURLCache: transfer.useURLCache,
                 ignoreCachedResponse: transfer.ignoresCachedResponse, handleCookies: transfer.handlesCookies,
-                revalidator: transfer.plumbing?.revalidator)  // [HTTP cache] background revalidation (stale-while-revalidate)
+                // [HTTP cache] background revalidation (stale-while-revalidate): the downloader's, else one of its own
+                revalidator: transfer.plumbing == nil ? .standalone(operationClass: Self.self, session: session) : transfer.plumbing?.revalidator)
             : nil
         super.init()
     }

@@ -7,7 +7,7 @@ import Foundation
 let fuzzPixelLimit = 4_000_000
 
 enum FuzzTarget: String, CaseIterable {
-    case png, gif, bmp, ico, jpeg, webp, tiff, heif, exif, sniff, any, icc
+    case png, gif, bmp, ico, jpeg, webp, tiff, heif, avif, exif, sniff, any, icc
 
     var coder: (any ImageCoder)? {
         switch self {
@@ -19,6 +19,7 @@ enum FuzzTarget: String, CaseIterable {
         case .webp: return WebPCoder()
         case .tiff: return TIFFCoder()
         case .heif: return HEIFCoder()
+        case .avif: return AVIFCoder()
         case .exif, .sniff, .any, .icc: return nil
         }
     }
@@ -76,6 +77,11 @@ func fuzzOne(_ data: Data, hash: UInt64, target: FuzzTarget) -> [String] {
         let manager = ImageCodersManager.shared
         _ = try? manager.decode(data, options: options)
         if let decoder = manager.incrementalDecoder(for: data, options: options) { fuzzIncremental(decoder, data, hash) }
+    case .avif:
+        // libavif's parse, the first frame and, for a sequence, a few more frames out of order (a second decoder
+        // per seek); libheif when libavif refuses the file.
+        guard let image = try? AVIFCoder().decode(data, options: options), let animation = image.animation else { return [] }
+        for index in [animation.frameCount - 1, 1, 2] where index < animation.frameCount { _ = try? animation.frame(at: index) }
     default:
         guard let coder = target.coder else { return [] }
         _ = try? coder.decode(data, options: options)

@@ -40,9 +40,15 @@ extension CachedHTTPResponse {
         if let ifRange = request["If-Range"], !HTTPPreconditions.ifRangeMatches(ifRange, stored: headers) {
             return isPartial ? nil : self
         }
+        // A stored part answers the very Range it was fetched with as the origin did: itself, as it arrived.
+        if isPartial, heldPart != nil, varyValues[Self.requestedRangeKey] == rangeValue { return self }
         guard let range = HTTPByteRange(rangeField: rangeValue) else { return nil }
         return part(range)
     }
+
+    /// Where a stored part keeps the `Range` of the request it answered (with the varied request values, which a
+    /// name with a NUL can never clash with).
+    static let requestedRangeKey = "\u{0}range"
 
     /// The request fields that change the answer (lower-cased).
     private static let answerFields: Set<String> = ["if-match", "if-unmodified-since", "if-none-match", "if-modified-since",

@@ -40,10 +40,12 @@ struct HTTPCacheDirectory: Sendable {
     }
 
     let url: URL
-    private var path: String { url.path }
+    /// `url.path`, made once: every read, `stat` and write builds a path from it.
+    private let path: String
 
     init(url: URL) {
         self.url = url
+        self.path = url.path
     }
 
     func entryPath(_ name: String) -> String { path + "/" + name }
@@ -98,11 +100,12 @@ struct HTTPCacheDirectory: Sendable {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    /// Writes `data` as entry `name` atomically (temporary file in the same directory, then rename).
+    /// Writes `data` to a new temporary file in the directory; `commit` renames it into place as an entry, so
+    /// readers see the old entry or the new one, never half of one.
     ///
     /// No fsync (Foundation's `Data.write` does one, which costs milliseconds per entry): after a crash an
     /// entry may be empty or short, and the format's lengths and checksums make that a discarded miss.
-    func write(_ data: Data, as name: String) throws -> FileIdentity {
+    func writeTemporary(_ data: Data) throws -> (path: String, identity: FileIdentity) {
         let temporary = path + "/" + Self.temporaryPrefix + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Self.posixError(errno, temporary) }
@@ -130,12 +133,21 @@ struct HTTPCacheDirectory: Sendable {
             _ = unlink(temporary)
             throw Self.posixError(failure == 0 ? EIO : failure, temporary)
         }
+        return (temporary, identity)
+    }
+
+    /// Renames the temporary file `temporary` into place as entry `name` (removed if that fails).
+    func commit(_ temporary: String, as name: String) throws {
         guard rename(temporary, entryPath(name)) == 0 else {
             let renameError = errno
             _ = unlink(temporary)
             throw Self.posixError(renameError, entryPath(name))
         }
-        return identity
+    }
+
+    /// Removes a temporary file that will not be committed.
+    func discard(_ temporary: String) {
+        _ = unlink(temporary)
     }
 
     private static func posixError(_ code: Int32, _ path: String) -> any Error {

@@ -52,21 +52,47 @@ final class HTTPCacheLayer: @unchecked Sendable {  // `memory`, `warnedTiers` gu
 
     // MARK: Reading
 
-    /// The content of entry `name` for `key`: from memory while its tier still holds it (or cannot tell),
-    /// else from the nearest tier holding a valid value; marks it as recently used.
-    func read(_ name: String, key: String, url: URL) -> HTTPCacheContent? {
+    /// What a read found, and where: "memory" (the memory layer answered) or the tier's `storage`.
+    struct Read {
+        let content: HTTPCacheContent
+        let storage: String
+    }
+
+    /// A valid value read from a tier, not yet remembered or copied up.
+    private struct Found {
+        let name: String
+        let content: HTTPCacheContent
+        let entry: HTTPCacheEntryFile
+        let value: Data
+        let origin: Origin
+    }
+
+    /// The content of entry `name` for `key`: from memory while its tier still holds it (or cannot tell), else
+    /// from the nearest tier holding a valid value; marks it as recently used. With several tiers and
+    /// `preferring`, a content it rejects (a stale response) is passed over for one further down that it accepts
+    /// (another process's fresher copy); with none accepted, the nearest is the answer.
+    func read(_ name: String, key: String, url: URL, preferring isPreferred: ((HTTPCacheContent) -> Bool)? = nil) -> Read? {
+        let single = tiers.count == 1
+        var fallback: Read?
+        var fallbackFound: Found?
         var skipped: Int?
         if let remembered = lock.withLock({ memory.item(forFileName: name) }) {
             if case .removed = remembered.content { return nil }
-            guard let origin = remembered.identity else { return remembered.content }
+            // A pending item is newer than anything stored.
+            guard let origin = remembered.identity else { return Read(content: remembered.content, storage: "memory") }
             let tier = tiers[origin.tier]
             switch tier.bytes.get(name, maximumLength: tier.maximumValueLength, unlessVersion: origin.version) {
             case .unchanged, .unavailable:
                 // Unavailable: this process's memory answers alone.
-                return remembered.content
+                let read = Read(content: remembered.content, storage: "memory")
+                if single || isPreferred?(remembered.content) != false { return read }
+                fallback = read
             case .value(let value, let version):
                 lock.withLock { memory.remove(fileName: name) }
-                if let content = accept(value, version: version, from: origin.tier, name: name, key: key, url: url) { return content }
+                if let found = validate(value, version: version, from: origin.tier, name: name, key: key, url: url) {
+                    if single || isPreferred?(found.content) != false { return adopt(found) }
+                    fallbackFound = found
+                }
             case .absent:
                 lock.withLock { memory.remove(fileName: name) }
             }
@@ -74,17 +100,18 @@ final class HTTPCacheLayer: @unchecked Sendable {  // `memory`, `warnedTiers` gu
         }
         for index in tiers.indices where index != skipped {
             let tier = tiers[index]
-            guard case .value(let value, let version) = tier.bytes.get(name, maximumLength: tier.maximumValueLength, unlessVersion: nil)
-            else { continue }
-            if let content = accept(value, version: version, from: index, name: name, key: key, url: url) { return content }
+            guard case .value(let value, let version) = tier.bytes.get(name, maximumLength: tier.maximumValueLength, unlessVersion: nil),
+                  let found = validate(value, version: version, from: index, name: name, key: key, url: url) else { continue }
+            if isPreferred?(found.content) != false { return adopt(found) }
+            if fallback == nil && fallbackFound == nil { fallbackFound = found }
         }
-        return nil
+        return fallback ?? fallbackFound.map(adopt)
     }
 
-    /// Validates `value`, read from tier `index`, as the entry `name` of `key`; a valid one is remembered and
-    /// copied into the nearer tiers, an invalid one deleted from its tier.
-    private func accept(_ value: Data, version: HTTPCacheValueVersion, from index: Int, name: String, key: String,
-                        url: URL) -> HTTPCacheContent? {
+    /// Decodes and checks `value`, read from tier `index`, as the entry `name` of `key`; an invalid one is deleted
+    /// from its tier unless replaced meanwhile (another format version is left alone).
+    private func validate(_ value: Data, version: HTTPCacheValueVersion, from index: Int, name: String, key: String,
+                          url: URL) -> Found? {
         let entry: HTTPCacheEntryFile
         do {
             entry = try HTTPCacheEntryFile.decode(value)
@@ -100,18 +127,24 @@ final class HTTPCacheLayer: @unchecked Sendable {  // `memory`, `warnedTiers` gu
             tiers[index].bytes.delete(name, ifVersion: version)
             return nil
         }
-        let found = Origin(tier: index, version: version)
-        guard index > 0 else {
-            lock.withLock { _ = memory.insert(content, fileName: name, identity: found) }
-            return content
+        return Found(name: name, content: content, entry: entry, value: value, origin: Origin(tier: index, version: version))
+    }
+
+    /// Remembers `found`; found below the nearest tier, it is also copied, byte for byte, into the tiers above
+    /// (on the write queue; served from memory meanwhile).
+    private func adopt(_ found: Found) -> Read {
+        let name = found.name
+        let read = Read(content: found.content, storage: tiers[found.origin.tier].storage)
+        guard found.origin.tier > 0 else {
+            lock.withLock { _ = memory.insert(found.content, fileName: name, identity: found.origin) }
+            return read
         }
-        // Found below the nearest tier: copied up on the write queue, served from memory meanwhile.
-        let serial = lock.withLock { memory.insert(content, fileName: name, identity: nil) }
+        let serial = lock.withLock { memory.insert(found.content, fileName: name, identity: nil) }
         ioQueue.async { [self] in
-            let nearest = place(value, entry: entry, name: name, in: 0..<index, now: Date(), deleting: false)
-            lock.withLock { memory.written(name, serial: serial, identity: nearest ?? found) }
+            let nearest = place(found.value, entry: found.entry, name: name, in: 0..<found.origin.tier, now: Date(), deleting: false)
+            lock.withLock { memory.written(name, serial: serial, identity: nearest ?? found.origin) }
         }
-        return content
+        return read
     }
 
     func content(of entry: HTTPCacheEntryFile, url: URL, fileName: String) -> HTTPCacheContent? {
@@ -194,5 +227,12 @@ final class HTTPCacheLayer: @unchecked Sendable {  // `memory`, `warnedTiers` gu
     private func warnOnce(tier index: Int, _ message: String, metadata: [String: String]) {
         guard lock.withLock({ warnedTiers.insert(index).inserted }) else { return }
         telemetry.logger.log(.warning, message, metadata: metadata)
+    }
+}
+
+extension HTTPCacheLayer.Read {
+    var isResponse: Bool {
+        if case .response = content { return true }
+        return false
     }
 }

@@ -20,6 +20,12 @@ struct HTTPCachePlanner {
         }
         let policy = HTTPCacheRequestPolicy.resolve(cachePolicy: request.cachePolicy, useURLCache: true)
         let headers = HTTPHeaderFields(request: request)
+        var request = request
+        // A caller's bare tag (`If-None-Match: abc`, not an entity-tag) goes on quoted, as the origin will compare it.
+        if let ifNoneMatch = headers["If-None-Match"] {
+            let quoted = HTTPEntityTag.quotingBareTags(ifNoneMatch)
+            if quoted != ifNoneMatch { request.setValue(quoted, forHTTPHeaderField: "If-None-Match") }
+        }
         let directives = CacheControlDirectives(headers["Cache-Control"])
         let method = (request.httpMethod ?? "GET").uppercased()
         // Only GET is read (a successful unsafe method invalidates: the transaction). A POST's answer may be

@@ -29,6 +29,38 @@ struct HTTPCacheRevalidator: Sendable {
     }
 }
 
+extension HTTPCacheRevalidator {
+    /// Revalidations for an operation made without a downloader (`ImageDownloaderOperation(request:session:...)`
+    /// run by the caller): another operation of the same class on the same session, run on a queue of its own,
+    /// with a handler that ends the claim. The stale answer is the caller's at once, as with a downloader.
+    static func standalone(operationClass: ImageDownloaderOperation.Type, session: URLSession?) -> HTTPCacheRevalidator {
+        HTTPCacheRevalidator { request, cache, handleCookies, done in
+            var revalidation = request
+            revalidation.cachePolicy = .reloadRevalidatingCacheData
+            var context = ImageDownloaderContext()
+            context.httpCache = cache
+            context.postsNotifications = false
+            var options = ImageDownloader.revalidationOptions
+            if handleCookies { options.insert(.handleCookies) }
+            let operation = operationClass.init(request: revalidation, session: session, options: options, context: context)
+            _ = operation.addHandlers(forProgress: nil) { _, _, _, finished in
+                if finished { done() }
+            }
+            standaloneRevalidations.addOperation(operation)
+            return true
+        }
+    }
+
+    /// Where standalone operations' background revalidations run (a few at a time, at low priority).
+    private static let standaloneRevalidations: OperationQueue = {
+        let queue = OperationQueue()
+        queue.name = "OperationDownloader.HTTPImageCache.revalidations"
+        queue.maxConcurrentOperationCount = 2
+        queue.qualityOfService = .utility
+        return queue
+    }()
+}
+
 extension ImageDownloader {
     /// Options of a background revalidation: no decoding (only the cache wants the bytes), low priority.
     static let revalidationOptions: ImageDownloaderOptions = [.useURLCache, .avoidDecodeImage, .lowPriority]

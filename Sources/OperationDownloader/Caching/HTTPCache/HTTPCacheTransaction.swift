@@ -249,7 +249,8 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // `state` is lock-guar
             return refetch(current)
         }
         if HTTPFreshness.errorStatusCodes.contains(response.statusCode), let stored = current.stored, stored.hasBody,
-           stored.mayServeStaleOnError(for: HTTPHeaderFields(request: request), now: now), let answer = answer(from: stored) {
+           stored.mayServeStaleOnError(for: HTTPHeaderFields(request: request), now: now)
+            || Self.originUnavailable(response.statusCode, stored: stored), let answer = answer(from: stored) {
             state.withLock { state in state.servedStoredResponse = true }
             return .serveFromCache(answer.served(at: now, stale: true))
         }
@@ -259,6 +260,13 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // `state` is lock-guar
                         requestDate: current.requestDate, responseDate: now, wait: false)
         }
         return .proceed
+    }
+
+    /// A 502, 503 or 504 says the origin cannot answer now: like a dropped connection, a stored success that
+    /// allows stale use (no `must-revalidate`, `no-cache`) stands in for it, even without stale-if-error.
+    private static func originUnavailable(_ statusCode: Int, stored: CachedHTTPResponse) -> Bool {
+        HTTPFreshness.originUnavailableStatusCodes.contains(statusCode) && stored.statusCode < 400
+            && HTTPFreshness.mayServeStaleWhenDisconnected(stored.rulesHeaders)
     }
 
     /// A 304 that matches no stored response (RFC 9111 §4.3.4): the same request without this transaction's

@@ -2,8 +2,8 @@ import Foundation
 
 /// An entity-tag (RFC 9110 §8.8.3): `"opaque"` or `W/"opaque"`.
 ///
-/// The cache sends stored ETags back exactly as received (If-None-Match), and compares them only to decide
-/// whether a 304 describes the stored response.
+/// The cache sends stored ETags back as received (If-None-Match; an unquoted one in quotes), and compares them
+/// to decide whether a 304 describes the stored response and whether a caller's own If-None-Match holds it.
 struct HTTPEntityTag: Equatable, Sendable {
     /// The tag with its double quotes, e.g. `"abc"`.
     let opaqueTag: String
@@ -26,6 +26,33 @@ struct HTTPEntityTag: Equatable, Sendable {
         isWeak = weak
     }
 
+    /// Also a bare `opaque` without its quotes (servers and clients send them), read as `"opaque"`.
+    init?<S: StringProtocol>(lenient value: S) {
+        if let strict = HTTPEntityTag(value) {
+            self = strict
+        } else if let quoted = Self.quotedBareTag(value), let tag = HTTPEntityTag(quoted) {
+            self = tag
+        } else {
+            return nil
+        }
+    }
+
+    /// `value` (an ETag, or an If-None-Match list) with each bare tag in quotes (`abc` → `"abc"`); valid tags,
+    /// `*` and members that are no tag at all are left as they are.
+    static func quotingBareTags(_ value: String) -> String {
+        let elements = HTTPFieldList.elements(value)
+        guard elements.contains(where: { quotedBareTag($0) != nil }) else { return value }
+        return elements.map { quotedBareTag($0) ?? String($0) }.joined(separator: ", ")
+    }
+
+    /// `"value"` when `value` is a bare opaque tag: etagc characters only, no quote, not `*`, no `W/` prefix.
+    private static func quotedBareTag<S: StringProtocol>(_ value: S) -> String? {
+        let utf8 = value.utf8
+        guard !utf8.isEmpty, utf8.count <= HTTPFieldList.maximumScannedBytes, value != "*", !value.hasPrefix("W/"),
+              utf8.allSatisfy({ $0 == 0x21 || ($0 >= 0x23 && $0 != 0x7F && $0 != UInt8(ascii: ",")) }) else { return nil }
+        return "\"" + String(value) + "\""
+    }
+
     /// Strong comparison: both strong and the same opaque tag.
     func strongMatches(_ other: HTTPEntityTag) -> Bool {
         !isWeak && !other.isWeak && opaqueTag == other.opaqueTag
@@ -41,6 +68,6 @@ struct HTTPEntityTag: Equatable, Sendable {
     static func list(_ value: String) -> [HTTPEntityTag]? {
         let elements = HTTPFieldList.elements(value)
         if elements.count == 1, elements[0] == "*" { return nil }
-        return elements.compactMap(HTTPEntityTag.init)
+        return elements.compactMap { HTTPEntityTag(lenient: $0) }
     }
 }

@@ -125,6 +125,14 @@ enum HTTPFieldList {
         return min(result, deltaSecondsLimit)
     }
 
+    /// delta-seconds read as caches on the web read them: the leading digits of `value`, whatever follows them
+    /// (`3600.5`, `3600a`: 3600). nil without a leading digit (`-1`, `a3600`, `'3600'`, empty).
+    static func leadingDeltaSeconds<S: StringProtocol>(_ value: S) -> TimeInterval? {
+        let utf8 = value.utf8
+        let end = utf8.firstIndex { $0 < UInt8(ascii: "0") || $0 > UInt8(ascii: "9") } ?? utf8.endIndex
+        return deltaSeconds(value[value.startIndex..<end])
+    }
+
     /// Splits a list element `name[=argument]` at the first `=` (no whitespace allowed around it, as in the
     /// Cache-Control grammar). The name is lower-cased; nil when it is not a token.
     static func nameAndArgument(_ element: Substring) -> (name: String, argument: Substring?)? {

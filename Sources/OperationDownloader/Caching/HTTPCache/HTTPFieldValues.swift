@@ -3,11 +3,13 @@ import Foundation
 /// The `Age` response field (RFC 9111 §5.1).
 enum HTTPAge {
     /// The age in seconds, or nil when the field is to be ignored. Several `Age` lines arrive joined
-    /// ("7200, 0"): the first value counts. Anything but delta-seconds (negative, fractional, with
-    /// parameters, words) is ignored, as RFC 9111 asks; values past 2^31 count as 2^31.
+    /// ("7200, 0"): the first value counts. Parameters after the number (`7200;foo=bar`, as structured fields
+    /// write them) do not hide it; anything else but delta-seconds (negative, fractional, words) is ignored, as
+    /// RFC 9111 asks; values past 2^31 count as 2^31.
     static func parse(_ value: String?) -> TimeInterval? {
         guard let value, let first = HTTPFieldList.elements(value).first else { return nil }
-        return HTTPFieldList.deltaSeconds(first)
+        let number = first.utf8.firstIndex(of: UInt8(ascii: ";")).map { first[first.startIndex..<$0] } ?? first
+        return HTTPFieldList.deltaSeconds(number.trimmingCharacters(in: .whitespaces))
     }
 }
 

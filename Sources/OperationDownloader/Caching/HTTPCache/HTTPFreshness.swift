@@ -10,6 +10,9 @@ enum HTTPFreshness {
     /// ... capped at one day, past which RFC 7234 asked for a warning: an image changed at its origin shows
     /// within a day even when the server says nothing about freshness.
     static let heuristicCap: TimeInterval = 86_400
+    /// ... and at least this (a file changed seconds ago is still reused for a few seconds, as CDNs' default
+    /// TTLs do, instead of asking again at once).
+    static let heuristicMinimum: TimeInterval = 10
     /// RFC 9110 §15.1: statuses a cache may store and give a heuristic lifetime without explicit freshness.
     static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
     /// The statuses registered by RFC 9110: `must-understand` lets a response with one of these be stored
@@ -18,6 +21,10 @@ enum HTTPFreshness {
         + Array(400...417) + [421, 422, 426] + Array(500...505))
     /// Origin answers that count as errors for stale-if-error (RFC 5861 §4).
     static let errorStatusCodes: Set<Int> = [500, 502, 503, 504]
+    /// Statuses that say the origin cannot answer now (a gateway without its upstream, an origin overloaded or in
+    /// maintenance): like a dropped connection, the cache is disconnected (RFC 9111 §4.2.4), so a stored
+    /// success may stand in for them even without stale-if-error, as CDNs serve stale on these.
+    static let originUnavailableStatusCodes: Set<Int> = [502, 503, 504]
 
     /// Why a response is not stored, or the request fields its `Vary` names.
     enum Storability: Equatable, Sendable {
@@ -79,8 +86,9 @@ enum HTTPFreshness {
     // MARK: Freshness and age
 
     /// The freshness lifetime (RFC 9111 §4.2.1): max-age, else Expires − Date (an invalid Expires means
-    /// already expired), else — for heuristically cacheable statuses or `public`/`private` responses —
-    /// 10% of Date − Last-Modified, at most `heuristicCap`; else zero. `responseDate` stands in for a
+    /// already expired), else — for heuristically cacheable statuses or `public`/`private` responses with a
+    /// Last-Modified before their Date — 10% of Date − Last-Modified, at least `heuristicMinimum`, at most
+    /// `heuristicCap`; else zero. `responseDate` stands in for a
     /// missing or invalid Date.
     static func freshnessLifetime(_ headers: HTTPHeaderFields, statusCode: Int, responseDate: Date) -> TimeInterval {
         let directives = CacheControlDirectives(headers["Cache-Control"])
@@ -96,7 +104,8 @@ enum HTTPFreshness {
         if heuristic, let lastModifiedValue = headers["Last-Modified"],
            let lastModified = HTTPDate.parse(lastModifiedValue, now: responseDate) {
             let sinceModified = date.timeIntervalSince(lastModified)
-            return min(max(0, sinceModified * heuristicFraction), heuristicCap)
+            guard sinceModified > 0 else { return 0 }
+            return min(max(heuristicMinimum, sinceModified * heuristicFraction), heuristicCap)
         }
         return 0
     }
@@ -186,11 +195,11 @@ enum HTTPFreshness {
     // MARK: Validation
 
     /// Conditional request header fields for revalidating a stored response: If-None-Match with the ETag
-    /// exactly as received (quotes, `W/`), and If-Modified-Since with the Last-Modified value verbatim
+    /// as received (quotes, `W/`; an unquoted one, which is not an entity-tag, in quotes), and If-Modified-Since with the Last-Modified value verbatim
     /// (RFC 9110 §13.1.3). Empty when the response carries no validator.
     static func validators(_ headers: HTTPHeaderFields) -> [String: String] {
         var result: [String: String] = [:]
-        if let etag = headers["ETag"], !etag.isEmpty { result["If-None-Match"] = etag }
+        if let etag = headers["ETag"], !etag.isEmpty { result["If-None-Match"] = HTTPEntityTag.quotingBareTags(etag) }
         if let lastModified = headers["Last-Modified"], HTTPDate.parse(lastModified) != nil {
             result["If-Modified-Since"] = lastModified
         }

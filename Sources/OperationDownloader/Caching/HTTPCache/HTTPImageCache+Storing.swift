@@ -29,7 +29,7 @@ extension HTTPImageCache {
             if response.statusCode < 400, response.statusCode != 206 { layer.remove(fileNames(for: request), wait: wait) }
             return
         }
-        let values = Self.varyValues(fields, request: requestHeaders)
+        var values = Self.varyValues(fields, request: requestHeaders)
         var statusCode = response.statusCode
         var storedFields = HTTPCacheHeaderRules.fieldsForStorage(responseHeaders, bodyLength: data?.count, responseDate: responseDate)
         var body = data ?? Data()
@@ -38,6 +38,8 @@ extension HTTPImageCache {
             guard let data, let part = Self.partToStore(fields: storedFields, body: data, existing: storedResponse(for: request),
                                                         responseDate: responseDate) else { return }
             (statusCode, storedFields, body) = part
+            // The part as it arrived (not combined with another) answers the same Range again as the origin did.
+            if statusCode == 206, body == data, let range = requestHeaders["Range"] { values[CachedHTTPResponse.requestedRangeKey] = range }
         }
         let entry = HTTPCacheEntryFile(
             kind: data == nil ? .headersOnly : .response, key: key, statusCode: statusCode, headers: storedFields,
@@ -50,7 +52,7 @@ extension HTTPImageCache {
         // A response with Vary: one file per variant, named through the URL's variant index. The index keeps
         // its generation while Vary names the same fields, so the other variants stay reachable.
         var generation: String?
-        if case .variantIndex(let indexFields, let existing)? = layer.read(primary, key: key, url: url), indexFields == fields {
+        if case .variantIndex(let indexFields, let existing)? = layer.read(primary, key: key, url: url)?.content, indexFields == fields {
             generation = existing
         }
         let current = generation ?? UUID().uuidString

@@ -56,7 +56,11 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     /// nil writes them to standard error.
     public var warningHandler: (@Sendable (String) -> Void)? {
         get { layer.telemetry.warningHandler }
-        set { layer.telemetry.warningHandler = newValue }
+        set {
+            layer.telemetry.warningHandler = newValue
+            // A tiered cache's Redis connections warn through their own cache.
+            for tier in tierCaches { tier.warningHandler = newValue }
+        }
     }
 
     /// A response body larger than this share of the disk capacity is not stored (it would evict most of the
@@ -69,6 +73,8 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     let layer: HTTPCacheLayer
     /// The directory tier's files (usage, trimming), if the cache has one.
     let disk: HTTPCacheDirectoryStore?
+    /// The caches a tiered cache (`init(tiers:)`) was made of, nearest first; empty otherwise.
+    let tierCaches: [HTTPImageCache]
     private let lock = NSLock()
     /// Entry files with a background revalidation in flight (stale-while-revalidate): one at a time each.
     private var revalidating: Set<String> = []
@@ -93,7 +99,9 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     }
 
     /// A cache on `layer`; `directory`, `diskCapacity` and `memoryCapacity` as the public properties report them.
-    init(layer: HTTPCacheLayer, directory: URL?, disk: HTTPCacheDirectoryStore?, diskCapacity: Int, memoryCapacity: Int) {
+    init(layer: HTTPCacheLayer, directory: URL?, disk: HTTPCacheDirectoryStore?, diskCapacity: Int, memoryCapacity: Int,
+         tierCaches: [HTTPImageCache] = []) {
+        self.tierCaches = tierCaches
         self.directory = directory
         self.diskCapacity = max(0, diskCapacity)
         self.memoryCapacity = max(0, memoryCapacity)
@@ -137,9 +145,10 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
         HTTPCachePlanner(cache: self, request: request, useURLCache: useURLCache, now: now).plan()
     }
 
-    /// RFC 9111 lookup: fresh, usable although stale, stale (with the validators to send), or miss.
+    /// RFC 9111 lookup: fresh, usable although stale, stale (with the validators to send), or miss. The one place
+    /// where a lookup's outcome and the storage that answered ("memory", "directory", "redis") are both known.
     func lookup(for request: URLRequest, now: Date = Date()) -> HTTPCacheLookup {
-        guard let stored = storedResponse(for: request) else { return .miss }
+        guard let (stored, _) = locate(request, now: now) else { return .miss }
         switch stored.use(for: HTTPHeaderFields(request: request), now: now) {
         case .fresh: return .fresh(stored)
         case .staleAcceptedByRequest: return .staleAccepted(stored)
@@ -151,24 +160,39 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     /// The stored response that `request` selects: the URL's entry, or through its variant index the variant
     /// whose varied request fields match `request`'s.
     func storedResponse(for request: URLRequest) -> CachedHTTPResponse? {
+        locate(request, now: nil)?.response
+    }
+
+    /// The stored response `request` selects and the storage it came from. With several tiers and `now`, a
+    /// response fresh at `now` further down wins over a stale one nearer (freshness is the stored response's,
+    /// wherever it sits).
+    private func locate(_ request: URLRequest, now: Date?) -> (response: CachedHTTPResponse, storage: String)? {
         guard let url = request.url, let key = HTTPCacheKey.key(for: url),
               (request.httpMethod ?? "GET").uppercased() == "GET" else { return nil }
         let requestHeaders = HTTPHeaderFields(request: request)
+        var preferring: ((HTTPCacheContent) -> Bool)?
+        if let now, layer.tiers.count > 1 {
+            preferring = { content in
+                guard case .response(let response) = content else { return true }
+                return response.use(for: requestHeaders, now: now) == .fresh
+            }
+        }
         let primary = HTTPCacheKey.fileName(for: key)
-        let found: CachedHTTPResponse?
-        switch layer.read(primary, key: key, url: url) {
-        case .response(let response)?:
-            found = response
-        case .variantIndex(let fields, let generation)?:
+        let found: HTTPCacheLayer.Read
+        switch layer.read(primary, key: key, url: url, preferring: preferring) {
+        case let read? where read.isResponse:
+            found = read
+        case .some(let read):
+            guard case .variantIndex(let fields, let generation) = read.content else { return nil }
             let name = HTTPCacheKey.variantFileName(for: key, generation: generation,
                                                     values: Self.varyValues(fields, request: requestHeaders), fields: fields)
-            guard case .response(let response)? = layer.read(name, key: key, url: url) else { return nil }
-            found = response
-        case .removed?, nil:
+            guard let variant = layer.read(name, key: key, url: url, preferring: preferring), variant.isResponse else { return nil }
+            found = variant
+        case nil:
             return nil
         }
-        guard let found, Self.varyMatches(found, request: requestHeaders) else { return nil }
-        return found
+        guard case .response(let response) = found.content, Self.varyMatches(response, request: requestHeaders) else { return nil }
+        return (response, found.storage)
     }
 
     /// The entry files `request`'s URL uses: its primary file and, behind a variant index, the variant
@@ -176,7 +200,7 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     func fileNames(for request: URLRequest) -> [String] {
         guard let url = request.url, let key = HTTPCacheKey.key(for: url) else { return [] }
         let primary = HTTPCacheKey.fileName(for: key)
-        guard case .variantIndex(let fields, let generation)? = layer.read(primary, key: key, url: url) else { return [primary] }
+        guard case .variantIndex(let fields, let generation)? = layer.read(primary, key: key, url: url)?.content else { return [primary] }
         let values = Self.varyValues(fields, request: HTTPHeaderFields(request: request))
         return [primary, HTTPCacheKey.variantFileName(for: key, generation: generation, values: values, fields: fields)]
     }
@@ -232,8 +256,9 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
         disk.trim(now: now)
     }
 
-    /// Returns once every queued write (304 refreshes, invalidations) has reached the directory.
-    func waitForQueuedWrites() {
+    /// Returns once every queued write (304 refreshes, invalidations, copies into a nearer tier) has reached its
+    /// storage: before a process exits, so that nothing it learnt is lost.
+    public func waitForQueuedWrites() {
         layer.waitForQueuedWork()
     }
 }

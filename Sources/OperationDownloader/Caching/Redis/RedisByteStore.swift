@@ -10,7 +10,7 @@ import Foundation
 /// - A conditional delete compares that header in a script, so a value replaced meanwhile is kept.
 /// - Redis unavailable (down, slow, refusing AUTH): reads are `.unavailable`, writes `.unavailable` (the pool's
 ///   breaker and its one warning per outage); an error reply to a write (`OOM`, `READONLY`) is a refusal.
-final class RedisByteStore: HTTPCacheByteStore, @unchecked Sendable {  // immutable after init; the pool locks itself
+final class RedisByteStore: HTTPCacheByteStore, Sendable {
     static let headerLength = HTTPCacheEntryFile.headerSize
 
     let pool: RedisConnectionPool
