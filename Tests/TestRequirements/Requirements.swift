@@ -48,6 +48,10 @@ extension Requirement {
     public static let openssl = Requirement("openssl", install: "apt-get install openssl") {
         Executables.find("openssl") == nil ? "no openssl on PATH" : nil
     }
+    /// Prometheus' `promtool`, from `OD_PROMTOOL` or PATH (`.ci/run` unpacks Debian's prometheus package for it).
+    public static let promtool = Requirement("promtool", install: "run .ci/run (it unpacks promtool from Debian's prometheus package and sets OD_PROMTOOL)") {
+        promtoolPath == nil ? "no promtool (OD_PROMTOOL or PATH)" : nil
+    }
     /// `redis-server`, from `OD_REDIS_SERVER` or PATH.
     public static let redisServer = Requirement("redis-server", install: "apt-get install redis-server") {
         redisServerPath == nil ? "no redis-server (OD_REDIS_SERVER or PATH)" : nil
@@ -59,6 +63,14 @@ extension Requirement {
     /// The shared decoder corpus: `../shared/corpus` beside the package, or `$OPERATIONDOWNLOADER_CORPUS`.
     public static let corpus = Requirement("the decoder corpus", install: "check out ../shared beside the package, or set OPERATIONDOWNLOADER_CORPUS") {
         SharedCorpus.root == nil ? "no expected.json at \(SharedCorpus.candidate.path)" : nil
+    }
+
+    /// The promtool binary, or nil.
+    public static var promtoolPath: String? {
+        if let path = ProcessInfo.processInfo.environment["OD_PROMTOOL"], FileManager.default.isExecutableFile(atPath: path) {
+            return path
+        }
+        return Executables.find("promtool")
     }
 
     /// The redis-server binary to start, or nil.

@@ -77,6 +77,8 @@ struct Goal {
         Goal(key: "avif_animation_peak_rss_mb", label: "peak RSS, 20 × 1000² × 120 AVIF at concurrency 8 (MiB)", comparison: .atMost, threshold: 256),
         Goal(key: "thumbnail_pipeline_ratio_vs_fastest", label: "12 MP JPEG → 256 px q80 thumbnail CPU vs the faster of vipsthumbnail and Pillow", comparison: .atMost, threshold: 0.8),
         Goal(key: "fleet_origin_requests", label: "4 processes × 500 URLs on the shared Redis cache → requests at the origin", comparison: .atMost, threshold: 500),
+        Goal(key: "metrics_instructions_ratio", label: "instructions per download with PrometheusMetrics vs without (URLSession)", comparison: .atMost, threshold: 1.02),
+        Goal(key: "metrics_curl_instructions_ratio", label: "instructions per download with PrometheusMetrics vs without (curl)", comparison: .atMost, threshold: 1.02),
         // Instruction counts (callgrind): enforced in CI (Docs/Benchmarks.md, "Goals CI enforces").
         Goal(key: "instructions_ratio_vs_urlsession", label: "instructions per download on URLSession vs raw URLSession",
              comparison: .atMost, threshold: 1.05, enforcement: Enforcement(section: "instructions", margin: 0.03)),

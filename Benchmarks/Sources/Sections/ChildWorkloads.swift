@@ -14,6 +14,12 @@ enum ChildWorkload: String, CaseIterable {
     case instructionsDownloader = "instructions-downloader"
     /// As `instructionsDownloader`, with `postsNotifications = false`: the four notifications' share.
     case instructionsDownloaderQuiet = "instructions-downloader-quiet"
+    /// As `instructionsDownloader`, with a `PrometheusMetrics` sink: what metrics cost per download.
+    case instructionsDownloaderMetrics = "instructions-downloader-metrics"
+    /// The same two on the curl transport, whose downloads cost a third as many instructions: the metrics' share
+    /// is larger there.
+    case instructionsDownloaderCurl = "instructions-downloader-curl"
+    case instructionsDownloaderCurlMetrics = "instructions-downloader-curl-metrics"
     /// N small downloads through ImageDownloader with a directory HTTP cache (decode off), each URL twice: stored
     /// by a first downloader, then served from the cache by a second one (run under callgrind).
     case instructionsDownloaderHTTPCache = "instructions-downloader-http-cache"
@@ -47,8 +53,8 @@ enum ChildWorkload: String, CaseIterable {
         switch self {
         case .memoryLarge:
             urls = (0..<count).compactMap { url("large-baseline.jpg?m=\($0)") }
-        case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsURLSession, .instructionsOperationProbe,
-             .instructionsDownloaderHTTPCache:
+        case .memoryMany, .instructionsDownloader, .instructionsDownloaderQuiet, .instructionsDownloaderMetrics, .instructionsURLSession,
+             .instructionsOperationProbe, .instructionsDownloaderCurl, .instructionsDownloaderCurlMetrics, .instructionsDownloaderHTTPCache:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: "jpg") + "?n=\($0)") }
         case .memoryManyDecoded:
             urls = (0..<count).compactMap { url(Fixtures.smallPath($0 % small, format: smallFormat) + "?n=\($0)") }
@@ -80,6 +86,17 @@ enum ChildWorkload: String, CaseIterable {
         case .memoryMany, .instructionsDownloader, .downloadDownloader:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage])
             failures = outcome?.failures
+            firstError = outcome?.firstError
+        case .instructionsDownloaderMetrics, .instructionsDownloaderCurl, .instructionsDownloaderCurlMetrics:
+            let sink = self == .instructionsDownloaderCurl ? nil : PrometheusMetrics()
+            let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage]) { configuration in
+                configuration.metricsSink = sink
+                if self != .instructionsDownloaderMetrics { configuration.transport = .curl }
+            }
+            // Every download counted (not rendered: a scrape is no part of a download, and the text's building cost
+            // varies with the heap between the two runs the difference is taken of).
+            let counted = sink.map { Int($0.total(ImageDownloaderMetricName.downloads)) } ?? urls.count
+            failures = outcome.map { $0.failures + (counted == urls.count ? 0 : 1) }
             firstError = outcome?.firstError
         case .downloadDownloaderQuiet, .instructionsDownloaderQuiet:
             let outcome = DownloaderClient.download(urls, options: [.avoidDecodeImage], postsNotifications: false)

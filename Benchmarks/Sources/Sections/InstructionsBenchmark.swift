@@ -1,4 +1,5 @@
 import Foundation
+import OperationDownloader
 
 /// Instructions per download, from callgrind: machine-independent, so changes compare across noisy
 /// machines. Two runs of different sizes per client; the difference divided by the difference in count
@@ -23,12 +24,21 @@ struct InstructionsBenchmark {
         var raw = Samples()
         var probe = Samples()
         var quiet = Samples()
+        var metrics = Samples()
+        var curl = Samples()
+        var curlMetrics = Samples()
+        let measuresCurl = ImageDownloaderTransport.curl.isAvailable
         var httpCache = Samples()
         for _ in 0..<rounds {
             ours.add(try perDownload(.instructionsDownloader, executable: stripped, small: small, large: large))
             raw.add(try perDownload(.instructionsURLSession, executable: stripped, small: small, large: large))
             probe.add(try perDownload(.instructionsOperationProbe, executable: stripped, small: small, large: large))
             quiet.add(try perDownload(.instructionsDownloaderQuiet, executable: stripped, small: small, large: large))
+            metrics.add(try perDownload(.instructionsDownloaderMetrics, executable: stripped, small: small, large: large))
+            if measuresCurl {
+                curl.add(try perDownload(.instructionsDownloaderCurl, executable: stripped, small: small, large: large))
+                curlMetrics.add(try perDownload(.instructionsDownloaderCurlMetrics, executable: stripped, small: small, large: large))
+            }
             httpCache.add(try perDownload(.instructionsDownloaderHTTPCache, executable: stripped, small: small, large: large))
         }
         let s = Self.section
@@ -43,6 +53,15 @@ struct InstructionsBenchmark {
         context.report.detail("notifications_instructions_per_download", section: s, label: "the four notifications (ImageDownloader − the same without notifications), instructions per download", unit: "instr",
                               Samples(zip(ours.values, quiet.values).map { $0 - $1 }))
         context.report.detail("instructions_quiet_ratio_vs_urlsession", section: s, label: "ImageDownloader without notifications ÷ raw URLSession instructions", unit: "×", ratios(quiet, raw))
+        // What the metrics cost (issue 38): the same downloads with PrometheusMetrics as the metrics sink.
+        context.report.detail("metrics_instructions_per_download", section: s, label: "ImageDownloader with PrometheusMetrics as metricsSink, instructions per download", unit: "instr", metrics)
+        context.report.headline("metrics_instructions_ratio", section: s, label: "ImageDownloader with PrometheusMetrics ÷ without (goal ≤ 1.02)", unit: "×", ratios(metrics, ours))
+        if measuresCurl {
+            context.report.detail("metrics_curl_instructions_per_download", section: s, label: "ImageDownloader on curl with PrometheusMetrics, instructions per download", unit: "instr", curlMetrics)
+            context.report.headline("metrics_curl_instructions_ratio", section: s, label: "ImageDownloader on curl with PrometheusMetrics ÷ without (goal ≤ 1.02)", unit: "×", ratios(curlMetrics, curl))
+        } else {
+            context.report.skip("metrics_curl_instructions_ratio", reason: "libcurl.so.4 cannot be loaded")
+        }
         // With the HTTP cache (a directory): each URL stored by one downloader, then served from the cache to another.
         context.report.detail("instructions_http_cache_per_url", section: s, label: "ImageDownloader with a directory HTTP cache (decode off), a download stored then one served from the cache, instructions per URL", unit: "instr", httpCache)
         context.report.note(s, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads")

@@ -37,11 +37,16 @@ final class DecodeBudgetLedger: @unchecked Sendable {  // `condition` guards eve
         }
     }
 
-    /// Waits until `bytes` (capped at the limit) fit and returns what was reserved.
-    func reserve(_ bytes: Int, cancellation: ImageDecodingCancellation?) throws -> Int {
+    /// Waits until `bytes` (capped at the limit) fit and returns what was reserved. `waited` is told how long,
+    /// in nanoseconds, when the reservation had to wait (also when the wait ended with a cancel).
+    func reserve(_ bytes: Int, cancellation: ImageDecodingCancellation?,
+                 waited: ((_ nanoseconds: UInt64) -> Void)? = nil) throws -> Int {
         let wanted = max(0, bytes)
         if let cancellation, !cancellation.beginWaiting(in: self) { throw ImageDecodingError.cancelled }
         defer { cancellation?.endWaiting(in: self) }
+        var waitBegan: UInt64?
+        // Declared before the lock's defer, so it runs after the unlock: the hook never runs under the lock.
+        defer { if let waitBegan, let waited { waited(DispatchTime.now().uptimeNanoseconds &- waitBegan) } }
         condition.lock()
         defer { condition.unlock() }
         let ticket = nextTicket
@@ -63,6 +68,7 @@ final class DecodeBudgetLedger: @unchecked Sendable {  // `condition` guards eve
             }
             if !announced {
                 announced = true
+                if waited != nil { waitBegan = DispatchTime.now().uptimeNanoseconds }
                 waitObserver?()
             }
             condition.wait()

@@ -45,7 +45,7 @@ final class DecodeBudgetScope: @unchecked Sendable {  // `lock` guards `reservat
         }
         let granted: ImageDecodingBudget.Reservation
         if mayWait {
-            granted = try budget.reserve(estimate.bytes, cancellation: cancellation)
+            granted = try budget.reserve(estimate.bytes, cancellation: cancellation, waited: options.budgetWaited.call)
         } else if let now = budget.reserveIfAvailable(estimate.bytes) {
             granted = now
         } else {
@@ -110,6 +110,18 @@ package struct DecodeAllocationHook: Sendable, Equatable {
     }
 
     package static func == (a: DecodeAllocationHook, b: DecodeAllocationHook) -> Bool { true }
+}
+
+/// `ImageDecodingOptions.budgetWaited`: told how long (nanoseconds) a decode waited for the decode memory
+/// budget, when it had to wait; like the allocation hook, no part of the options' equality.
+package struct DecodeBudgetWaitHook: Sendable, Equatable {
+    package var call: (@Sendable (_ nanoseconds: UInt64) -> Void)?
+
+    package init(_ call: (@Sendable (_ nanoseconds: UInt64) -> Void)? = nil) {
+        self.call = call
+    }
+
+    package static func == (a: DecodeBudgetWaitHook, b: DecodeBudgetWaitHook) -> Bool { true }
 }
 
 /// Carries a decode's budget scope inside `ImageDecodingOptions` without taking part in its equality: two

@@ -57,6 +57,12 @@ public struct ImageDecodingBudget: Sendable, Equatable {
         return Reservation(ledger: ledger, bytes: granted)
     }
 
+    /// `reserve`, telling `waited` how long (nanoseconds) when the reservation had to wait.
+    func reserve(_ bytes: Int, cancellation: ImageDecodingCancellation?, waited: ((UInt64) -> Void)?) throws -> Reservation {
+        let granted = try ledger.reserve(bytes, cancellation: cancellation, waited: waited)
+        return Reservation(ledger: ledger, bytes: granted)
+    }
+
     /// Reserves `bytes` only if they fit now and nobody is waiting; nil otherwise.
     public func reserveIfAvailable(_ bytes: Int) -> Reservation? {
         ledger.reserveIfAvailable(bytes).map { Reservation(ledger: ledger, bytes: $0) }

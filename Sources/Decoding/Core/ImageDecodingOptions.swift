@@ -42,6 +42,9 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     /// × 4), when the coder reads the header and before any pixel memory exists. The downloader's memory cache
     /// makes room for the image then rather than after it is decoded (Docs/Decoding.md, "Memory").
     package var willAllocateImage = DecodeAllocationHook()
+    /// Told how long a decode run by `ImageCodersManager` waited for room in `decodingBudget` (only when it
+    /// waited): the downloader's `od_decode_budget_wait_seconds`.
+    package var budgetWaited = DecodeBudgetWaitHook()
     /// Set by `ImageCodersManager` only: a coder that can convert rows to sRGB as it decodes them (the JPEG
     /// coder) does so and reports them converted. Coders called directly keep returning pixels as decoded.
     var coderConvertsColor = false

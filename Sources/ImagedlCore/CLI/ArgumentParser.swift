@@ -26,11 +26,11 @@ public enum ArgumentParser {
     static let downloadValueOptions: Set<String> = [
         "--concurrency", "--output", "--thumbnail", "--timeout", "--max-time", "--header", "--user", "--password",
         "--http-cache", "--http-cache-url-file", "--http-cache-size", "--retry", "--input", "--transport", "--cacert",
-        "--proxy",
+        "--proxy", "--metrics",
     ]
     private static let downloadFlags: Set<String> = [
         "--lifo", "--progressive", "--png", "--json", "--preview", "--demo", "--help", "-h", "--version",
-        "--insecure", "--allow-incomplete",
+        "--insecure", "--allow-incomplete", "--verbose",
     ]
 
     private static func parseDownload(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -54,6 +54,7 @@ public enum ArgumentParser {
                 case "--preview": options.preview = true
                 case "--insecure": options.insecure = true
                 case "--allow-incomplete": options.allowIncomplete = true
+                case "--verbose": options.verbose = true
                 default: throw UsageError("unknown option '\(name)'")
                 }
             case .option(let name, let value):
@@ -101,6 +102,9 @@ public enum ArgumentParser {
                 case "--transport": options.transport = try TransportOptions.parseTransport(value)
                 case "--cacert": options.caFile = try TransportOptions.parseCACert(value)
                 case "--proxy": options.proxy = try TransportOptions.parseProxy(value)
+                case "--metrics":
+                    guard !value.isEmpty else { throw UsageError("--metrics needs a file, or - for stderr") }
+                    options.metricsFile = value
                 default:
                     throw UsageError("unknown option '\(name)'")
                 }

@@ -75,6 +75,10 @@ public struct DownloadOptions: Equatable, Sendable {
     /// `--allow-incomplete`: an image whose data ends early is kept (its decoded part, `"incomplete": true` in
     /// `--json`) instead of failing as truncated.
     public var allowIncomplete = false
+    /// `--metrics FILE`: the Prometheus text exposition of the run's metrics, written when it ends (`-`: stderr).
+    public var metricsFile: String?
+    /// `--verbose`: the library's debug messages (retries, waits) on stderr, beside its warnings.
+    public var verbose = false
 
     public init() {}
 }

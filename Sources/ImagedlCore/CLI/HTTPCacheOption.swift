@@ -95,7 +95,8 @@ extension DownloadOptions {
 
     /// The HTTP cache `--http-cache` names: the folder (created if needed), Redis, or both as two tiers in the
     /// order given. Its warnings (folder not writable, Redis unreachable or refusing writes) go to standard
-    /// error. nil without the option.
+    /// error (through the downloader's log handler, `RunMetrics`, which also reports its metrics). nil without
+    /// the option.
     func makeHTTPCache() throws -> HTTPImageCache? {
         var tiers: [HTTPImageCache] = []
         if let folder = httpCacheDirectory {

@@ -10,7 +10,7 @@ enum HelpText {
         imagedl URL... [--concurrency N] [--lifo] [--progressive] [--output DIR [--png]]
                        [--thumbnail WxH] [--json] [--preview] [--timeout S] [--max-time S]
                        [--header 'K: V']... [--user U --password P] [--http-cache DIR|URL]...
-                       [--retry N] [--input FILE]
+                       [--retry N] [--input FILE] [--metrics FILE] [--verbose]
                        [--transport curl|urlsession] [--insecure] [--cacert FILE] [--proxy URL]
         imagedl --input FILE [options]
         imagedl decode FILE... [--json] [--rgba OUT [--frame N]] [--keep-color-profile]
@@ -99,6 +99,13 @@ enum HelpText {
                             (curl transport).
         --proxy URL         Send every request through this proxy (http://host:port, socks5h://...;
                             curl transport). Without it http_proxy/https_proxy/no_proxy are used.
+        --metrics FILE      Write the run's metrics to FILE when it ends ('-': stderr), in Prometheus' text
+                            format: requests by host and status with their durations, downloads by result
+                            and source, HTTP cache lookups, retries, decodes, Redis errors (the names are
+                            OpenTelemetry's; see Docs/Observability.md). The summary quotes the median and
+                            95th-percentile request time and the HTTP cache hit ratio either way.
+        --verbose           Also print the library's debug messages on stderr (retries and why, waits for
+                            the decode memory budget or for another process's fetch, Redis coming back).
         --demo              Run the offline demo described above.
         -h, --help          Show this manual.
         --version           Show the version and the codec libraries in use.

@@ -51,11 +51,14 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     private var interruptSubscription: Int?
 
     private let customReporter: (any DownloadReporter)?
+    /// The run's metrics (the summary's request times and hit ratio, `--metrics`) and log handler.
+    let runMetrics: RunMetrics
 
     /// `reporter` replaces the usual choice (JSON, live terminal or plain lines), for tests.
     init(options: DownloadOptions, reporter: (any DownloadReporter)? = nil) {
         self.options = options
         customReporter = reporter
+        runMetrics = RunMetrics(options: options)
     }
 
     /// Runs to completion (or Ctrl-C) and returns the exit status; `records` afterwards describe each URL.
@@ -127,6 +130,10 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         // 304 refreshes and copies into the folder tier are written behind the answers: they land before exit.
         httpCache?.waitForQueuedWrites()
         downloader.invalidate(cancelPendingOperations: true)
+        if let problem = runMetrics.write() {
+            Console.err(problem + "\n")
+            return .failure
+        }
         return queue.sync { () -> ExitCode in
             if interrupted { return .interrupted }
             return failures == 0 ? .success : .failure
@@ -173,6 +180,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
     func makeDownloader(httpCache: HTTPImageCache? = nil) throws -> ImageDownloader {
         var configuration = options.downloaderConfiguration(httpCache: httpCache)
         configuration.callbackQueue = queue
+        runMetrics.configure(&configuration)
         // Streaming keeps no decoded images: the memory cache charges only pixel bytes, so a million small
         // images would hold hundreds of MB of entries it never purges (Docs/Benchmarks.md, imagedl --input).
         if options.inputFile != nil { configuration.imageCache = nil }
@@ -297,6 +305,7 @@ final class DownloadCommand: @unchecked Sendable {  // mutable state is touched 
         if let interruptSubscription { InterruptSignal.shared.unsubscribe(interruptSubscription) }
         feeder?.stop()
         reporter?.end(records.values.sorted { $0.index < $1.index }, interrupted: interrupted)
+        if !options.json, let line = runMetrics.summaryLine() { Console.out(line + "\n") }
         done.signal()
     }
 

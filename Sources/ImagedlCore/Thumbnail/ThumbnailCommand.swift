@@ -16,6 +16,8 @@ final class ThumbnailCommand: Sendable {
     private let reporter: any ThumbnailReporter
     private let pipeline: ThumbnailPipeline
     private let results: ThumbnailResults
+    /// The URL inputs' metrics (`--metrics`) and log handler (`--verbose`).
+    private let runMetrics: RunMetrics
 
     /// `reporter` replaces the usual choice (JSON, live terminal or plain lines), for tests.
     init(options: ThumbnailOptions, reporter: (any ThumbnailReporter)? = nil, coders: ImageCodersManager = .shared) {
@@ -24,6 +26,7 @@ final class ThumbnailCommand: Sendable {
             : ThumbnailLineReporter(live: Terminal.stdoutIsTTY))
         pipeline = ThumbnailPipeline(options: options, coders: coders)
         results = ThumbnailResults(Self.plan(options))
+        runMetrics = RunMetrics(options: options.network)
     }
 
     /// The records after `run()`, in input order.
@@ -54,8 +57,13 @@ final class ThumbnailCommand: Sendable {
         }
         let downloader: ImageDownloader?
         do {
-            downloader = try urls.isEmpty ? nil : options.network.makeDownloader(
-                options.network.downloaderConfiguration(httpCache: options.network.makeHTTPCache()))
+            if urls.isEmpty {
+                downloader = nil
+            } else {
+                var configuration = options.network.downloaderConfiguration(httpCache: try options.network.makeHTTPCache())
+                runMetrics.configure(&configuration)
+                downloader = options.network.makeDownloader(configuration)
+            }
         } catch {
             for (index, _) in urls { queue.push(.failure(index: index, "cannot set up downloads: \(error)")) }
             downloader = nil
@@ -65,6 +73,7 @@ final class ThumbnailCommand: Sendable {
         }
         runWorkers(count: min(options.concurrency, max(1, records.count)), queue: queue)
         downloader?.invalidate(cancelPendingOperations: true)
+        if let problem = runMetrics.write() { Console.err(problem + "\n") }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
         let finished = results.all
         reporter.end(finished, seconds: seconds)

@@ -26,6 +26,7 @@ extension ImageDownloader {
             options: options, context: context ?? .empty, defaults: callerDefaults)
         if Self.allowsCachedData(request.cachePolicy), let cache = storedConfiguration.imageCache,
            let image = cache.image(for: request, withAdditionalIdentifier: caller.memoryCacheIdentifier) {
+            resources.telemetry?.memoryCacheHit()
             completed?(image, nil, nil, true)
             return nil
         }
@@ -48,6 +49,10 @@ extension ImageDownloader {
         for _ in 0..<8 {
             if let (handle, callerToken) = joinInFlight(key: key, adding: add) {
                 handle.raisePriority(to: Self.priority(for: options))
+                if let telemetry = resources.telemetry {  // [Observability] the join, and its trace linked
+                    telemetry.callerJoined()
+                    handle.observation?.callerJoined(trace: context?.traceParent, traceState: context?.traceState)
+                }
                 return ImageDownloadToken(
                     url: url, request: handle.operation.request, handle: handle, callerToken: callerToken,
                     coalescingKey: key, downloader: self)

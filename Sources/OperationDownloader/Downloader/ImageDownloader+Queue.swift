@@ -114,6 +114,7 @@ extension ImageDownloader {
             self?.operationFinished(operation, key: key)
         }
         if storedConfiguration.executionOrder == .lifo { orderNewestFirst(operation) }
+        handle.observation?.enqueued()  // [Observability] od_queue_depth
         queue.addOperation(operation)
         // `invalidate(cancelPendingOperations: true)` ran while this operation was being queued.
         if lock.withLock({ cancelsEverything }) { operation.cancel() }

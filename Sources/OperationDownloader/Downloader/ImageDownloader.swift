@@ -94,10 +94,11 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
     }
 
     /// `deadlineMonitor`: the timer behind the operations' timeouts (tests pass one on a manual clock).
-    /// `transport`: instead of the configuration's (tests pass a scripted one).
+    /// `transport`: instead of the configuration's (tests pass a scripted one). `decodingBudget`: what final
+    /// decodes reserve against (tests pass one of their own).
     init(
         configuration: ImageDownloaderConfiguration, deadlineMonitor: DeadlineMonitor,
-        transport: (any DownloadTransport)? = nil
+        transport: (any DownloadTransport)? = nil, decodingBudget: ImageDecodingBudget = .shared
     ) {
         self.deadlineMonitor = deadlineMonitor
         var configuration = configuration
@@ -127,7 +128,12 @@ public final class ImageDownloader: @unchecked Sendable {  // `lock` guards the 
         self.transport = made
         session = (made as? URLSessionTransport)?.session
         router = (made as? URLSessionTransport)?.router
-        resources = DownloaderResources(transport: made, deadlineMonitor: deadlineMonitor)
+        let telemetry = DownloaderTelemetry.make(configuration: configuration)
+        resources = DownloaderResources(
+            transport: made, deadlineMonitor: deadlineMonitor, telemetry: telemetry, decodingBudget: decodingBudget)
+        // [Observability] the HTTP cache's own events (Redis, write failures) go where this downloader's do,
+        // unless the cache has a sink or log handler of its own.
+        if telemetry != nil { configuration.httpCache?.adoptTelemetry(sink: configuration.metricsSink, logHandler: configuration.logHandler) }
     }
 
     /// THE factory point of transports: `configuration.transport` becomes the `DownloadTransport` every

@@ -103,6 +103,18 @@ public struct ImageDownloaderConfiguration {
     /// start and response notifications cost a hop to the callback queue each, about 5% of the throughput
     /// of small downloads (Docs/Benchmarks.md).
     public var postsNotifications: Bool = DownloadDefaults.postsNotifications
+    /// Where the downloader reports its metrics (`PrometheusMetrics`, or an adapter): requests, downloads, the
+    /// HTTP cache, retries, decodes, the queue (Docs/Observability.md). nil (the default) costs nothing. The
+    /// HTTP cache reports its own events (Redis, write failures) here too unless it has a sink of its own.
+    public var metricsSink: (any ImageDownloaderMetricsSink)?
+    /// Spans per download, per request and per decode (Docs/Observability.md); nil: none.
+    public var tracer: (any ImageDownloaderTracer)?
+    /// Where the downloader's log messages go (retries, budget refusals and waits, invalid trace context), and
+    /// the HTTP cache's unless it has a handler of its own; nil: warnings to standard error, as before.
+    public var logHandler: (any ImageDownloaderLogHandler)?
+    /// The most distinct servers (host and port) reported as `server_address` and `server_port`; later ones are
+    /// reported as `_other` without a port, so a crawler's metrics stay bounded. Default 100.
+    public var metricsServerAddressLimit: Int = DownloadDefaults.metricsServerAddressLimit
 
     public init() {}
 

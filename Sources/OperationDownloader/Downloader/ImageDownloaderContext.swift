@@ -113,6 +113,20 @@ public struct ImageDownloaderContext: Sendable {
         get { storage.fields.retryPolicy }
         set { update { $0.retryPolicy = newValue } }
     }
+    /// The caller's W3C trace context (`traceparent`, e.g. `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`):
+    /// every request of the download carries it with a span id of its own, retries, resumes and redirects
+    /// included. An invalid value is ignored (a warning goes to the log hook). Callers that join a download in
+    /// flight share its requests, which carry the first caller's trace; theirs are linked to its span
+    /// (Docs/Observability.md).
+    public var traceParent: String? {
+        get { storage.fields.traceParent }
+        set { update { $0.traceParent = newValue } }
+    }
+    /// The W3C `tracestate` sent beside `traceParent` (ignored without it).
+    public var traceState: String? {
+        get { storage.fields.traceState }
+        set { update { $0.traceState = newValue } }
+    }
     /// Not public: the downloader's transport, timer, memory-cache writer and revalidator, for the operations it
     /// makes (ResolvedOptions.swift). The one internal field: the public `init(request:session:options:context:)`
     /// is the only way into an operation subclass, so the downloader's plumbing travels beside the overrides.
@@ -141,7 +155,9 @@ public struct ImageDownloaderContext: Sendable {
         transformer: (any ImageTransformer)? = nil,
         retryPolicy: ImageDownloaderRetryPolicy? = nil,
         maximumDownloadDuration: TimeInterval? = nil,
-        allowsIncompleteImages: Bool? = nil
+        allowsIncompleteImages: Bool? = nil,
+        traceParent: String? = nil,
+        traceState: String? = nil
     ) {
         var fields = ContextFields()
         fields.requestModifier = requestModifier
@@ -162,6 +178,8 @@ public struct ImageDownloaderContext: Sendable {
         fields.retryPolicy = retryPolicy
         fields.maximumDownloadDuration = maximumDownloadDuration
         fields.allowsIncompleteImages = allowsIncompleteImages
+        fields.traceParent = traceParent
+        fields.traceState = traceState
         storage = ContextStorage(fields)
     }
 
@@ -200,6 +218,8 @@ struct ContextFields: Sendable {
     var postsNotifications: Bool? = nil
     var transformer: (any ImageTransformer)? = nil
     var retryPolicy: ImageDownloaderRetryPolicy? = nil
+    var traceParent: String? = nil
+    var traceState: String? = nil
     var plumbing: DownloadPlumbing? = nil
 }
 

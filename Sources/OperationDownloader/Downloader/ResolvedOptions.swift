@@ -20,6 +20,7 @@ enum DownloadDefaults {
     static let postsNotifications = true
     static let allowsIncompleteImages = false
     static let retryPolicy = ImageDownloaderRetryPolicy.never
+    static let metricsServerAddressLimit = 100
     static var codersManager: ImageCodersManager { .shared }
     /// The callback queue of operations made without a downloader (a downloader has its own, made by the same rule:
     /// `ImageDownloader.makeDefaultCallbackQueue`).
@@ -220,15 +221,25 @@ extension ImageDownloaderConfiguration {
     }
 }
 
-/// The downloader's transport and timer, shared by every operation it makes.
+/// The downloader's transport, timer and telemetry, shared by every operation it makes.
 final class DownloaderResources: Sendable {
     /// The transport the downloader carries its transfers on.
     let transport: any DownloadTransport
     /// The timer behind the timeouts.
     let deadlineMonitor: DeadlineMonitor
+    /// The metrics sink, tracer and log hook (nil when the configuration sets none: Observability/).
+    let telemetry: DownloaderTelemetry?
+    /// What final decodes reserve their pixel memory against: the process's budget (tests give a downloader one
+    /// of its own).
+    let decodingBudget: ImageDecodingBudget
 
-    init(transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor) {
+    init(
+        transport: any DownloadTransport, deadlineMonitor: DeadlineMonitor, telemetry: DownloaderTelemetry? = nil,
+        decodingBudget: ImageDecodingBudget = .shared
+    ) {
         self.transport = transport
         self.deadlineMonitor = deadlineMonitor
+        self.telemetry = telemetry
+        self.decodingBudget = decodingBudget
     }
 }

@@ -23,15 +23,18 @@ final class CallbackFanOut: Sendable {
     private let url: URL?
     /// The memory-cache writer (the downloader's, for this download); nil without a memory cache.
     private let memoryCache: MemoryCacheWriter?
+    /// Counts each caller's answer (`od_downloads_total`); nil without telemetry.
+    private let observation: DownloadObservation?
 
     init(
         callbackQueue: DispatchQueue, postsNotifications: Bool, url: URL?,
-        memoryCache: MemoryCacheWriter?
+        memoryCache: MemoryCacheWriter?, observation: DownloadObservation? = nil
     ) {
         self.callbackQueue = callbackQueue
         self.postsNotifications = postsNotifications
         self.url = url
         self.memoryCache = memoryCache
+        self.observation = observation
     }
 
     // MARK: - Callers
@@ -102,6 +105,7 @@ final class CallbackFanOut: Sendable {
             }
             writeMemoryCache(records, answers)
         }
+        if let observation { for index in answers.indices { observation.answered(answers[index].error) } }
         // Callers with a queue of their own get a block there; those on the callback queue are answered in the
         // block below, which takes the two lists as they are (no third list of them: one allocation less).
         let callbackQueue = callbackQueue

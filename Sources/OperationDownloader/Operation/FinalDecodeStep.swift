@@ -15,6 +15,8 @@ struct FinalDecodeStep {
     /// Cancelled with the operation (a decode waiting for the decode memory budget stops waiting); set when the
     /// decode is due (`DownloadStateMachine.finalDecodeDue`).
     var decodeCancellation: ImageDecodingCancellation? = nil
+    /// Times each decode and its budget wait (nil without telemetry).
+    var observation: DownloadObservation? = nil
 
     /// How the download ends. `callers`: decoded for them while the store is still open (a caller joining
     /// later gets its variant decoded when it is answered); nil when nobody wants an image. `response` is
@@ -42,7 +44,8 @@ struct FinalDecodeStep {
         if let memoryCache = transfer.plumbing?.memoryCache { makeRoom = { memoryCache.makeRoom(forBytes: $0) } }
         let images = FinalImages(
             data: data, url: url, manager: coders, maximumPixelCount: transfer.maximumPixelCount, finishedProgressively: finished,
-            cancellation: decodeCancellation, makeRoom: makeRoom)
+            cancellation: decodeCancellation, makeRoom: makeRoom, observation: observation,
+            decodingBudget: transfer.plumbing?.resources.decodingBudget ?? .shared)
         if let callers { images.prepare(callers) }
         return .images(images)
     }

@@ -20,6 +20,10 @@ final class FinalImages: @unchecked Sendable {  // `results` is lock-guarded (`L
     private let cancellation: ImageDecodingCancellation?
     /// Told the bytes of each image before it is decoded (the memory cache makes room for it).
     private let makeRoom: (@Sendable (Int) -> Void)?
+    /// Times each decode (nil without telemetry).
+    private let observation: DownloadObservation?
+    /// What the decodes reserve their pixel memory against (the downloader's: the process's budget).
+    private let decodingBudget: ImageDecodingBudget
     private struct Results {
         var decoded: [ImageVariant.Decoding: Outcome]
         var transformed: [ImageVariant: Outcome] = [:]
@@ -29,8 +33,11 @@ final class FinalImages: @unchecked Sendable {  // `results` is lock-guarded (`L
     init(
         data: Data, url: URL?, manager: ImageCodersManager, maximumPixelCount: Int?,
         finishedProgressively: [ImageVariant.Decoding: Outcome] = [:], cancellation: ImageDecodingCancellation? = nil,
-        makeRoom: (@Sendable (Int) -> Void)? = nil
+        makeRoom: (@Sendable (Int) -> Void)? = nil, observation: DownloadObservation? = nil,
+        decodingBudget: ImageDecodingBudget = .shared
     ) {
+        self.observation = observation
+        self.decodingBudget = decodingBudget
         self.cancellation = cancellation
         self.makeRoom = makeRoom
         self.data = data
@@ -70,13 +77,18 @@ final class FinalImages: @unchecked Sendable {  // `results` is lock-guarded (`L
         if let known = results.withLock({ $0.decoded[decoding] }) { return known }
         var options = decoding.options(url: url, defaultMaximumPixelCount: maximumPixelCount, cancellation: cancellation)
         options.willAllocateImage = DecodeAllocationHook(makeRoom)
+        options.decodingBudget = decodingBudget
+        let timing = observation?.decodeBegins()
+        if let timing, let observation { options.budgetWaited = observation.budgetWaitHook(for: timing) }
         let outcome: Outcome
         do {
             var image = try manager.decode(data, options: options)
             image.scale = options.scaleFactor
+            if let timing { observation?.decodeEnded(timing, format: image.format, error: nil, budget: decodingBudget) }
             outcome = image.width > 0 && image.height > 0 && !image.pixels.isEmpty
                 ? .success(image) : .failure(ImageDownloaderError.badImageData(.zeroPixels))
         } catch {
+            if let timing { observation?.decodeEnded(timing, format: ImageFormat(sniffing: data), error: error, budget: decodingBudget) }
             outcome = .failure(Self.downloaderError(forDecoding: error, data: data, coders: manager.coders))
         }
         results.withLock { $0.decoded[decoding] = outcome }

@@ -72,7 +72,7 @@ extension ImageDownloaderOperation {
 
     private var finalStep: FinalDecodeStep {
         FinalDecodeStep(
-            url: requestURL, transfer: transferOptions, transaction: httpTransaction)
+            url: requestURL, transfer: transferOptions, transaction: httpTransaction, observation: observation)
     }
 
     func finish(error: any Error, cancelTransfer: Bool, alsoPosting: DownloadNotifications = []) {

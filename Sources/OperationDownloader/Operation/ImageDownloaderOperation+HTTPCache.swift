@@ -14,7 +14,9 @@ extension ImageDownloaderOperation {
     /// (`sendOrServe`): the stored entry is served, or the download sends its own request.
     func waitForSharedFetch(_ wait: HTTPCacheFlightWait) {
         modifyState { $0.waitingForSharedFetch() }
+        observation?.sharedFetchWaitBegan()
         httpTransaction?.whenSharedFetchEnds(wait) { [self] in
+            observation?.sharedFetchWaitEnded()
             if modifyState({ $0.cancelRequested }) {
                 finish(error: ImageDownloaderError.cancelled, cancelTransfer: false)
             } else {

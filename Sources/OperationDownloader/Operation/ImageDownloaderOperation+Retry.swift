@@ -39,6 +39,7 @@ extension ImageDownloaderOperation {
             finish(.failure(error), cancelTransfer: cancelTransfer, ifRunning: transfer)
             return
         }
+        observation?.retrying(after: error, attempt: failed.attempt, delay: delay)  // [Observability] the reason
         let wait = RetryWait(clock: DeadlineRetryClock(monitor: deadlineMonitor))
         // The clocks stop, the transfer is cancelled if asked, this attempt's stop goes out, the wait begins (a
         // cancel or another end that came first ends the download instead).

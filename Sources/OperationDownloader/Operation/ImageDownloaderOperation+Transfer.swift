@@ -52,8 +52,10 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         }
         // [resume] After a body cut short, the request may ask for the rest (`Range`, `If-Range`).
         let (toSend, resuming) = modifyState { $0.requestForAttempt(request) }
+        // [Observability] each request is observed, and carries the download's trace with a span id of its own.
+        let sent = servesData ? toSend : observation?.requestBegins(toSend, url: url) ?? toSend
         let transferRequest = TransferRequest(
-            urlRequest: toSend, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
+            urlRequest: sent, allowsInvalidCertificates: transferOptions.allowsInvalidCertificates,
             priority: TransferRequest.priority(for: queuePriority), idleTimeout: transferOptions.idleTimeout,
             maximumResponseSize: transferOptions.maximumResponseSize,
             timeoutIntervalIsUnset: transferOptions.plumbing?.timeoutIntervalIsUnset ?? false)
@@ -104,6 +106,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         var fromCache: CachedHTTPResponse?
         let serverResponse = response.statusCode == nil ? nil : response
         if let serverResponse {
+            observation?.responseReceived(status: serverResponse.statusCode)
             // Cookies and the HTTP cache see the server's response, before any response modifier.
             let disposition = httpTransaction?.received(serverResponse)
                 ?? HTTPCacheTransaction.dispositionWithoutCache(statusCode: serverResponse.statusCode)
@@ -160,6 +163,8 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         case .accept(let expected):
             modifyState { $0.responseAccepted(transfer, expected: expected, maximumReserved: Self.maximumReservedBytes) }
             if reports { callers.reportProgress(checked.resumedFrom ?? 0, expected) }
+            // [Observability] a 206 continuing the kept bytes: those bytes were not fetched again.
+            if let kept = checked.resumedFrom { observation?.resumed(bytes: kept) }
             callers.post(.receiveResponse, object: self)
         }
     }
@@ -220,7 +225,8 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         switch policy.decide(request, count: count) {
         case .follow(let redirected):
             // Cookies of the 3xx stored and the Cookie header rebuilt for the new URL; cache validators dropped.
-            return httpTransaction?.redirect(redirected, response: response) ?? redirected
+            let next = httpTransaction?.redirect(redirected, response: response) ?? redirected
+            return observation?.redirected(status: response.statusCode, to: next) ?? next
         case .refuse(let error):
             finish(error: error, cancelTransfer: true)
             return nil
@@ -246,7 +252,9 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
             $0.transferCompleted(transfer, metrics: metrics, minimumBodySize: minimumBodySize)
         }) else { return }
         // A connection cut short is the same retryable `.networkConnectionLost` on every transport.
-        if let error = ConnectionLoss.classify(error, body: ended.body, url: requestURL) {
+        let failure = ConnectionLoss.classify(error, body: ended.body, url: requestURL)
+        observation?.requestEnded(error: failure, httpVersion: metrics.httpVersion)
+        if let error = failure {
             attemptFailed(transfer, Self.downloaderError(
                 for: error, cancelRequested: ended.cancelRequested, bodySize: ended.bodySize,
                 redirectCount: ended.redirects))
@@ -267,6 +275,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
     private func attemptFailed(
         _ transfer: any TransportTransfer, _ error: ImageDownloaderError, cancelTransfer: Bool = false
     ) {
+        observation?.requestEnded(error: error, httpVersion: nil)
         // [HTTP cache] a stored response the server allows to be served when it errs wins over retrying.
         if serveStale(insteadOf: error, from: transfer, cancelTransfer: cancelTransfer) { return }
         retryOrFinish(transfer, error, cancelTransfer: cancelTransfer)

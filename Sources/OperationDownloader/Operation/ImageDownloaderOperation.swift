@@ -49,6 +49,9 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     /// The session given to `init` (the downloader's), used when no transport came with the context.
     let givenSession: URLSession?
     let state: Locked<DownloadStateMachine>
+    /// Metrics, spans, trace context and log messages of this download; nil when there is nothing to report to
+    /// (Observability/DownloadObservation.swift): every report is then one nil check.
+    let observation: DownloadObservation?
 
     /// `session` is borrowed (the downloader's); with `nil` the operation creates and owns one. `context`: the
     /// settings of this download (nil fields take the defaults of Docs/Options.md); the downloader passes the
@@ -65,9 +68,12 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         self.options = options
         self.transferOptions = transfer
         self.deadlineMonitor = transfer.deadlineMonitor
+        let observation = DownloadObservation.make(
+            telemetry: transfer.plumbing?.resources.telemetry, context: self.context, url: requestURL)
+        self.observation = observation
         self.callers = CallbackFanOut(
             callbackQueue: transfer.callbackQueue, postsNotifications: transfer.postsNotifications, url: requestURL,
-            memoryCache: transfer.plumbing?.memoryCache)
+            memoryCache: transfer.plumbing?.memoryCache, observation: observation)
         self.state = Locked(DownloadStateMachine(metrics: ImageDownloadMetrics(queuedAt: Date())))
         self.httpTransaction = HTTPCacheTransaction.isNeeded(
             cache: transfer.httpCache, useURLCache: transfer.useURLCache, handleCookies: transfer.handlesCookies)
@@ -212,6 +218,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         let (removed, wasLast) = callers.remove(record)
         guard removed else { return false }
         record.markCancelled()
+        observation?.answered(ImageDownloaderError.cancelled)
         record.deliverFinal(image: nil, data: nil, error: ImageDownloaderError.cancelled)
         if wasLast { cancel() }
         return wasLast
@@ -220,6 +227,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
     // MARK: - Lifecycle
 
     open override func start() {
+        observation?.started()
         let cancelledBefore = isCancelled
         // Cancelled before: the callers are answered `.cancelled` and the operation finishes (the machine's action).
         guard modifyStateAndRunActions({ $0.start(cancelledBefore: cancelledBefore) }) == .begin else { return }

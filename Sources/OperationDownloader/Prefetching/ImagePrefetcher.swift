@@ -111,6 +111,7 @@ public final class ImagePrefetcher: @unchecked Sendable {  // `lock` guards `sch
         // or an invalidated downloader answers inside this call: `ended` then runs before `started`.
         let token = downloader.downloadImage(job.url, options: options, context: context, progress: nil) { [self] _, _, error, finished in
             guard finished else { return }  // partial images (.progressiveLoad) are not the end
+            downloader.resources.telemetry?.prefetchEnded(error: error)  // [Observability] od_prefetch_urls_total
             ended(job, succeeded: error == nil)
         }
         let cancelNow = lock.withLock { scheduler.started(job, token: token) }

@@ -144,7 +144,7 @@ extension HTTPImageCache {
         let disk = HTTPCacheDirectoryStore(directory: directory, capacity: 150 * 1024 * 1024)
         let hooked = HookedByteStore(disk)
         let layer = HTTPCacheLayer(tiers: [directoryTier(disk, bytes: hooked)], memoryCapacity: 20 * 1024 * 1024, isShared: false,
-                                   warnings: HTTPCacheWarnings())
+                                   telemetry: CacheTelemetry())
         return (HTTPImageCache(layer: layer, directory: directory, disk: disk, diskCapacity: disk.capacity, memoryCapacity: 20 * 1024 * 1024), hooked)
     }
 }

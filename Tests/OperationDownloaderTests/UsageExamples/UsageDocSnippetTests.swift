@@ -2,40 +2,47 @@ import Foundation
 import Testing
 import TestRequirements
 
-/// Docs/Usage.md shows code that compiles and runs: every ```swift block in it is a region of a file in
-/// Tests/UsageExamples (a target compiled with the package as an application would compile it), quoted
-/// verbatim, and UsageExampleTests runs each example against the fixture server.
+/// Docs/Usage.md and Docs/Observability.md show code that compiles and runs: every ```swift block in them is a
+/// region of a file in Tests/UsageExamples (a target compiled with the package as an application would compile
+/// it), quoted verbatim, and UsageExampleTests runs each example against the fixture server. The one exception
+/// is code for a package this one does not depend on (Observability.md's swift-metrics and swift-log adapters):
+/// its block is preceded by `<!-- not compiled: WHY -->`.
 ///
 /// In the doc, a block is preceded by `<!-- snippet: NAME -->`; in the sources the region runs from a
 /// `// snippet: NAME` line to the next `// end snippet` line. After editing an example, run this suite with
-/// `OD_UPDATE_USAGE_DOC=1` to copy the regions into the doc.
+/// `OD_UPDATE_USAGE_DOC=1` to copy the regions into the docs.
 @Suite struct UsageDocSnippetTests {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let docURL = root.appendingPathComponent("Docs/Usage.md")
+    static let docURLs = ["Docs/Usage.md", "Docs/Observability.md"].map { root.appendingPathComponent($0) }
     static let examplesURL = root.appendingPathComponent("Tests/UsageExamples")
     /// The complete program (an executable target of its own).
     static let programURL = root.appendingPathComponent("Tests/UsageProgram")
 
-    @Test func everySwiftBlockOfTheUsageGuideIsACompiledExample() throws {
+    @Test func everySwiftBlockOfTheGuidesIsACompiledExample() throws {
         let regions = try Self.exampleRegions()
-        var doc = try String(contentsOf: Self.docURL, encoding: .utf8)
-        // Rewrites the doc before comparing: a developer's tool, a failure under OD_REQUIRE_ALL (TestOverrides).
-        if TestOverrides.value("OD_UPDATE_USAGE_DOC") == "1" && !Requirement.requireAll {
-            doc = try UsageDoc.replacingBlocks(in: doc, with: regions)
-            try doc.write(to: Self.docURL, atomically: true, encoding: .utf8)
+        var shown: Set<String> = []
+        for docURL in Self.docURLs {
+            let name = docURL.lastPathComponent
+            var doc = try String(contentsOf: docURL, encoding: .utf8)
+            // Rewrites the doc before comparing: a developer's tool, a failure under OD_REQUIRE_ALL (TestOverrides).
+            if TestOverrides.value("OD_UPDATE_USAGE_DOC") == "1" && !Requirement.requireAll {
+                doc = try UsageDoc.replacingBlocks(in: doc, with: regions)
+                try doc.write(to: docURL, atomically: true, encoding: .utf8)
+            }
+            let blocks = try UsageDoc.blocks(in: doc)
+            #expect(!blocks.isEmpty, "\(name) shows no example")
+            for block in blocks {
+                let region = try #require(regions[block.name], "\(name) quotes snippet \"\(block.name)\", which no file in Tests/UsageExamples has")
+                #expect(block.code == region, """
+                    \(name)'s snippet "\(block.name)" differs from Tests/UsageExamples; \
+                    run `OD_UPDATE_USAGE_DOC=1 swift test --skip-build --filter UsageDocSnippetTests`
+                    """)
+                shown.insert(block.name)
+            }
         }
-        let blocks = try UsageDoc.blocks(in: doc)
-        #expect(!blocks.isEmpty)
-        for block in blocks {
-            let region = try #require(regions[block.name], "Usage.md quotes snippet \"\(block.name)\", which no file in Tests/UsageExamples has")
-            #expect(block.code == region, """
-                Usage.md's snippet "\(block.name)" differs from Tests/UsageExamples; \
-                run `OD_UPDATE_USAGE_DOC=1 swift test --skip-build --filter UsageDocSnippetTests`
-                """)
-        }
-        let unused = Set(regions.keys).subtracting(blocks.map(\.name))
-        #expect(unused.isEmpty, "examples not shown in Usage.md: \(unused.sorted())")
+        let unused = Set(regions.keys).subtracting(shown)
+        #expect(unused.isEmpty, "examples shown in no guide: \(unused.sorted())")
     }
 
     @Test func theParserFindsBlocksAndRefusesUnmarkedCode() throws {
@@ -43,6 +50,8 @@ import TestRequirements
         #expect(throws: UsageDoc.Problem.self) { try UsageDoc.blocks(in: doc) }
         let marked = "<!-- snippet: a -->\n```swift\nlet x = 1\n\nlet z = 3\n```\n"
         #expect(try UsageDoc.blocks(in: marked).map(\.code) == ["let x = 1\n\nlet z = 3"])
+        let exempt = "<!-- not compiled: needs swift-log -->\n```swift\nimport Logging\n```\n" + marked
+        #expect(try UsageDoc.blocks(in: exempt).map(\.name) == ["a"])
         let replaced = try UsageDoc.replacingBlocks(in: marked, with: ["a": "let w = 4"])
         #expect(replaced == "<!-- snippet: a -->\n```swift\nlet w = 4\n```\n")
         let regions = try UsageDoc.regions(in: "x\n// snippet: b\nlet b = 1\n// end snippet\ny\n", file: "f.swift")
@@ -82,6 +91,7 @@ enum UsageDoc {
     }
 
     private static let marker = "<!-- snippet: "
+    private static let exemption = "<!-- not compiled: "
     private static let regionStart = "// snippet: "
     private static let regionEnd = "// end snippet"
 
@@ -138,12 +148,17 @@ enum UsageDoc {
                 continue
             }
             let previous = index > 0 ? lines[index - 1].trimmingCharacters(in: .whitespaces) : ""
+            if previous.hasPrefix(exemption), previous.hasSuffix("-->") {
+                // Code for another package (named in the exemption): not compiled here.
+                index = (lines[(index + 1)...].firstIndex { $0.trimmingCharacters(in: .whitespaces) == "```" } ?? lines.count) + 1
+                continue
+            }
             guard previous.hasPrefix(marker), previous.hasSuffix("-->") else {
-                throw Problem(message: "Usage.md line \(index + 1): a ```swift block without a <!-- snippet: NAME --> line before it")
+                throw Problem(message: "line \(index + 1): a ```swift block without a <!-- snippet: NAME --> line before it")
             }
             let name = previous.dropFirst(marker.count).dropLast(3).trimmingCharacters(in: .whitespaces)
             guard let close = lines[(index + 1)...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "```" }) else {
-                throw Problem(message: "Usage.md line \(index + 1): the block never closes")
+                throw Problem(message: "line \(index + 1): the block never closes")
             }
             found.append(Found(name: name, range: (index + 1)..<close, lines: Array(lines[(index + 1)..<close])))
             index = close + 1

@@ -35,8 +35,9 @@ enum HTTPCacheByteRead {
 
 /// Why a `set` stored nothing.
 enum HTTPCacheByteStoreError: Error, Equatable {
-    /// The store refused the write (a full or read-only disk or server); the text is the warning to show once.
-    case refused(warning: String)
+    /// The store refused the write (a full or read-only disk or server); the text is the warning to show once,
+    /// `metadata` its facts for the log hook (`directory` or `redis.endpoint`, and `error`).
+    case refused(warning: String, metadata: [String: String])
     /// The store is unavailable; it reports that itself (a server's outage warning).
     case unavailable
 }

@@ -60,7 +60,8 @@ final class HTTPCacheDirectoryStore: HTTPCacheByteStore, @unchecked Sendable {  
             // The old entry, if any, is outdated now; it must not be served in place of the new response.
             delete([name])
             let reason = lastError.map { "\($0)" } ?? "unknown error"
-            throw .refused(warning: "HTTPImageCache: cannot write to \(directory.url.path) (\(reason)); responses are not cached while this lasts")
+            throw .refused(warning: "HTTPImageCache: cannot write to \(directory.url.path) (\(reason)); responses are not cached while this lasts",
+                           metadata: ["directory": directory.url.path, "error": reason])
         }
         return Self.version(identity)
     }

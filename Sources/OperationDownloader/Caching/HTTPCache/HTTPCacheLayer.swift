@@ -26,7 +26,8 @@ final class HTTPCacheLayer: @unchecked Sendable {  // `memory`, `warnedTiers` gu
     let tiers: [HTTPCacheTier]
     /// RFC 9111's shared-cache rules apply to everything this layer stores and serves.
     let isShared: Bool
-    let warnings: HTTPCacheWarnings
+    /// Its warnings, log messages and metrics (refused writes; its Redis connections report through it too).
+    let telemetry: CacheTelemetry
     /// Fleet-wide single-flight for misses and revalidations (a shared tier), or nil.
     let flights: HTTPCacheFlights?
     /// Bodies larger than this fit in no tier.
@@ -36,11 +37,11 @@ final class HTTPCacheLayer: @unchecked Sendable {  // `memory`, `warnedTiers` gu
     private var memory: HTTPCacheMemoryLayer<Origin>
     private var warnedTiers = Set<Int>()
 
-    init(tiers: [HTTPCacheTier], memoryCapacity: Int, isShared: Bool, warnings: HTTPCacheWarnings,
+    init(tiers: [HTTPCacheTier], memoryCapacity: Int, isShared: Bool, telemetry: CacheTelemetry,
          flights: HTTPCacheFlights? = nil, queueLabel: String = "OperationDownloader.HTTPImageCache.io") {
         self.tiers = tiers
         self.isShared = isShared
-        self.warnings = warnings
+        self.telemetry = telemetry
         self.flights = flights
         self.maximumBodySize = max(0, tiers.map(\.maximumBodySize).max() ?? 0)
         self.memory = HTTPCacheMemoryLayer(capacity: memoryCapacity)
@@ -187,8 +188,9 @@ final class HTTPCacheLayer: @unchecked Sendable {  // `memory`, `warnedTiers` gu
                 do {
                     let version = try tier.bytes.set(name, value, timeToLive: timeToLive)
                     if nearest == nil { nearest = Origin(tier: index, version: version) }
-                } catch .refused(let warning) {
-                    warnOnce(tier: index, warning)
+                } catch .refused(let warning, let metadata) {
+                    telemetry.writeFailed(storage: tier.storage)
+                    warnOnce(tier: index, warning, metadata: metadata)
                 } catch {
                     // Unavailable: the store has reported its outage.
                 }
@@ -222,9 +224,9 @@ final class HTTPCacheLayer: @unchecked Sendable {  // `memory`, `warnedTiers` gu
         ioQueue.sync {}
     }
 
-    private func warnOnce(tier index: Int, _ message: String) {
+    private func warnOnce(tier index: Int, _ message: String, metadata: [String: String]) {
         guard lock.withLock({ warnedTiers.insert(index).inserted }) else { return }
-        warnings.emit(message)
+        telemetry.logger.log(.warning, message, metadata: metadata)
     }
 }
 

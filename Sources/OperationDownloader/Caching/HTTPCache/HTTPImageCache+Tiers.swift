@@ -32,7 +32,7 @@ extension HTTPImageCache {
         let layers = caches.map(\.layer)
         let layer = HTTPCacheLayer(
             tiers: layers.flatMap(\.tiers), memoryCapacity: nearest.memoryCapacity, isShared: layers.contains { $0.isShared },
-            warnings: HTTPCacheWarnings(), flights: layers.lazy.compactMap(\.flights).first)
+            telemetry: CacheTelemetry(), flights: layers.lazy.compactMap(\.flights).first)
         let local = caches.first { $0.disk != nil }
         self.init(layer: layer, directory: local?.directory, disk: local?.disk, diskCapacity: local?.diskCapacity ?? 0,
                   memoryCapacity: nearest.memoryCapacity, tierCaches: caches)

@@ -55,9 +55,9 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
     /// Receives the cache's warnings (the directory cannot be written; Redis unavailable or refusing writes);
     /// nil writes them to standard error.
     public var warningHandler: (@Sendable (String) -> Void)? {
-        get { layer.warnings.handler }
+        get { layer.telemetry.warningHandler }
         set {
-            layer.warnings.handler = newValue
+            layer.telemetry.warningHandler = newValue
             // A tiered cache's Redis connections warn through their own cache.
             for tier in tierCaches { tier.warningHandler = newValue }
         }
@@ -89,7 +89,7 @@ public final class HTTPImageCache: @unchecked Sendable {  // `revalidating`, `re
         let diskCapacity = max(0, diskCapacity)
         let disk = HTTPCacheDirectoryStore(directory: directory, capacity: diskCapacity)
         let tier = Self.directoryTier(disk)
-        let layer = HTTPCacheLayer(tiers: [tier], memoryCapacity: max(0, memoryCapacity), isShared: false, warnings: HTTPCacheWarnings())
+        let layer = HTTPCacheLayer(tiers: [tier], memoryCapacity: max(0, memoryCapacity), isShared: false, telemetry: CacheTelemetry())
         self.init(layer: layer, directory: directory, disk: disk, diskCapacity: diskCapacity, memoryCapacity: memoryCapacity)
     }
 

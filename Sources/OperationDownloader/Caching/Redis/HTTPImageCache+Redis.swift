@@ -39,15 +39,15 @@ extension HTTPImageCache {
     public convenience init(redis url: String, options: RedisCacheOptions, memoryCapacity: Int = 20 * 1024 * 1024) throws {
         let deployment = try RedisDeployment(string: url)
         let options = try options.applying(query: deployment.query)
-        let warnings = HTTPCacheWarnings()
-        let client = RedisClient(deployment: deployment, options: options, events: RedisEvents(warnings: warnings))
+        let telemetry = CacheTelemetry()
+        let client = RedisClient(deployment: deployment, options: options, events: RedisEvents(telemetry: telemetry))
         let keys = RedisKeySpace(prefix: options.keyPrefix)
         let flights = options.singleFlight ? HTTPCacheFlights(locks: RedisFlightLocks(client: client, keys: keys, options: options)) : nil
         let tier = HTTPCacheTier(
             storage: "redis", bytes: RedisByteStore(client: client, keys: keys, failoverWait: options.lockTimeout),
             maximumBodySize: max(0, options.maximumBodySize),
             lifetime: HTTPCacheEntryLifetime(maximum: options.maximumTimeToLive, revalidationGrace: options.revalidationGrace))
-        let layer = HTTPCacheLayer(tiers: [tier], memoryCapacity: max(0, memoryCapacity), isShared: true, warnings: warnings,
+        let layer = HTTPCacheLayer(tiers: [tier], memoryCapacity: max(0, memoryCapacity), isShared: true, telemetry: telemetry,
                                    flights: flights, queueLabel: "OperationDownloader.HTTPImageCache.redis")
         self.init(layer: layer, directory: nil, disk: nil, diskCapacity: 0, memoryCapacity: memoryCapacity)
     }

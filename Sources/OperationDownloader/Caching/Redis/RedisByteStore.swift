@@ -67,7 +67,8 @@ final class RedisByteStore: HTTPCacheByteStore, Sendable {
         let result = client.pipelineAcrossFailover([RedisRequest(command, key: key)], until: RedisDeadline(in: failoverWait))[0]
         guard case .success(let reply) = result else { throw .unavailable }
         if reply.isOK { return Self.version(of: value) }
-        throw .refused(warning: refusal(reply.errorMessage ?? "answered \(reply)"))
+        let message = reply.errorMessage ?? "answered \(reply)"
+        throw .refused(warning: refusal(message), metadata: ["redis.endpoint": client.displayName, "error": String(message.prefix(200))])
     }
 
     /// The warning for a write the server refused, naming its answer and what to do about it.

@@ -31,6 +31,9 @@ protocol DownloadOperationHandle: AnyObject, Sendable {
     /// Finished or cancelled: never joined again. (User code for custom classes: never under a lock.)
     var isClosed: Bool { get }
 
+    /// What the operation reports (Observability/): this package's operation's, nil for other classes.
+    var observation: DownloadObservation? { get }
+
     /// Called once, before the queue gets the operation: `body` runs once when it finishes (the downloader's
     /// bookkeeping), handed the operation, so that it need not capture it (the hook is stored in the operation,
     /// and a weak capture would give the operation a side table: Docs/Transports.md), and until then `router`
@@ -40,6 +43,8 @@ protocol DownloadOperationHandle: AnyObject, Sendable {
 }
 
 extension DownloadOperationHandle {
+    var observation: DownloadObservation? { nil }
+
     /// Raises the operation's queue priority (and its transfer's) to `priority` when that is higher: a caller
     /// that wants the image sooner joined.
     func raisePriority(to priority: Operation.QueuePriority) {

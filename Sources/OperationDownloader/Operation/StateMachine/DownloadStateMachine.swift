@@ -154,6 +154,11 @@ struct DownloadStateMachine {
         return metrics
     }
 
+    /// What the end of a download tells its observation (Observability/), read without copying the metrics.
+    var observedEnd: (source: ImageDownloadMetrics.Source, servedStale: Bool, started: Bool, attempts: Int) {
+        (recordedMetrics.source, recordedMetrics.servedStale, recordedMetrics.startedAt != nil, max(1, requestsSent))
+    }
+
     /// The running attempt, if any (its fields are read and written only under the operation's lock).
     var attempt: Attempt? {
         if case .transferring(let attempt) = state { return attempt }

@@ -2,22 +2,21 @@ import Foundation
 
 /// Everything the Redis client reports goes through here: warnings for people, each cause once per cache (an
 /// outage once per node and outage, a refusal — OOM, READONLY, WRONGTYPE, a foreign lock — once per kind), and
-/// the events a metrics sink counts. Issue 38's `od_redis_errors_total{kind}` belongs in `error(_:node:)`, and
-/// `od_redis_breaker_open` in `breaker(_:open:)`: every error path and every breaker change of the client
-/// calls one of these two.
+/// the events a metrics sink counts (`od_redis_errors_total{kind}` in `error(_:node:)`, `od_redis_breaker_open` in
+/// `breaker(_:open:)`): every error path and every breaker change of the client calls one of these two.
 final class RedisEvents: @unchecked Sendable {  // `warned`, `openNodes`, `counts` guarded by `lock`
     /// Distinct causes warned about at most (a server inventing error codes cannot grow the set without bound).
     static let maximumDistinctWarnings = 64
 
     private let lock = NSLock()
-    /// Where warnings go: the cache's (`HTTPImageCache.warningHandler`, standard error without one).
-    let warnings: HTTPCacheWarnings
+    /// The cache's reports: its metrics sink, log hook and warning handler (standard error without them).
+    let telemetry: CacheTelemetry
     private var warned: Set<String> = []
     private var openNodes: Set<RedisNodeAddress> = []
     private var counts: [String: Int] = [:]
 
-    init(warnings: HTTPCacheWarnings = HTTPCacheWarnings()) {
-        self.warnings = warnings
+    init(telemetry: CacheTelemetry = CacheTelemetry()) {
+        self.telemetry = telemetry
     }
 
     /// Nodes whose breaker is open now.
@@ -30,6 +29,19 @@ final class RedisEvents: @unchecked Sendable {  // `warned`, `openNodes`, `count
             let key = counts[kind] != nil || counts.count < Self.maximumDistinctWarnings ? kind : "other"
             counts[key, default: 0] += 1
         }
+        telemetry.redisError(Self.metricKind(kind))
+    }
+
+    /// The bounded `kind` label of `od_redis_errors_total` (Docs/Observability.md) for a failure's kind or a reply's
+    /// error code.
+    static func metricKind(_ kind: String) -> String {
+        switch RedisConnectionFailure.Kind(rawValue: kind) {
+        case .unreachable: return "connect"
+        case .timeout: return "timeout"
+        case .closed, .protocolError: return "io"
+        case .refused: return "auth"
+        case nil: return "reply"
+        }
     }
 
     /// Failed calls so far, by kind (what `error(_:node:)` counted).
@@ -37,7 +49,13 @@ final class RedisEvents: @unchecked Sendable {  // `warned`, `openNodes`, `count
 
     /// A node's breaker opened (the start of an outage) or closed (it answers again).
     func breaker(_ node: RedisNodeAddress, open: Bool) {
-        lock.withLock { if open { openNodes.insert(node) } else { openNodes.remove(node) } }
+        // The gauge counts caches in an outage: it moves when the first node's breaker opens and the last closes.
+        let change: Bool? = lock.withLock {
+            let wasOpen = !openNodes.isEmpty
+            if open { openNodes.insert(node) } else { openNodes.remove(node) }
+            return wasOpen == !openNodes.isEmpty ? nil : !wasOpen
+        }
+        if let change { telemetry.redisBreaker(opened: change) }
     }
 
     /// Warns with `message`, unless `cause` was warned about already (nil: always).
@@ -48,7 +66,7 @@ final class RedisEvents: @unchecked Sendable {  // `warned`, `openNodes`, `count
             warned.insert(cause)
             return true
         }
-        if due { warnings.emit(message) }
+        if due { telemetry.logger.log(.warning, message, metadata: [:]) }
     }
 
     /// Lets `cause` be warned about again (its episode ended: the node answers, the server takes writes again).
