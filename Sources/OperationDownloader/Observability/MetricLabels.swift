@@ -84,6 +84,8 @@ enum MetricLabels {
     static func lookupResult(_ source: ImageDownloadMetrics.Source, servedStale: Bool) -> String {
         switch source {
         case .httpCache: servedStale ? "stale" : "hit"
+        // (An answer from the memory cache of decoded images has no operation and reads no HTTP cache.)
+        case .memoryCache: "hit"
         case .revalidatedHTTPCache: "revalidated"
         case .network: "miss"
         }
@@ -131,6 +133,7 @@ enum DownloadSource: Int, CaseIterable, Sendable {
         case .network: self = .network
         case .httpCache: self = .httpCache
         case .revalidatedHTTPCache: self = .revalidatedHTTPCache
+        case .memoryCache: self = .memoryCache
         }
     }
 

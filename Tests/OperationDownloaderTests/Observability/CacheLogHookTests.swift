@@ -18,7 +18,7 @@ import TestRequirements
         cache.store(response, data: body, for: F.request(url), requestDate: Date(), responseDate: Date())
     }
 
-    @Test(.requires(.redisServer, .hiredis)) func aRedisOutageAndItsEnd() async throws {
+    @Test(.requires(.redisServer)) func aRedisOutageAndItsEnd() async throws {
         let first = try await RedisServer.start()
         let port = first.port
         var options = RedisCacheFixtures.options()

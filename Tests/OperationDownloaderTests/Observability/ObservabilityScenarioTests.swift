@@ -12,7 +12,7 @@ import TestRequirements
 /// retry, a decode that waits for the budget, a Redis outage, a wait for another download's fetch, coalesced
 /// callers, a prefetch, a cancel and a failure. The transport is scripted and the clock manual; Redis is a real
 /// server of the test's own (and a port where none listens).
-@Suite(.requires(.redisServer, .hiredis)) struct ObservabilityScenarioTests {
+@Suite(.requires(.redisServer)) struct ObservabilityScenarioTests {
     private let png = ScriptedHarness.fixture("image.png")
 
     private struct Rig {

@@ -9,7 +9,7 @@ import TestRequirements
 /// The single-flight lock's renewal and the connection pool, seen from the redis-server: two caches on one
 /// server stand for two processes (as in RedisDownloadTests); what they hold and how often they connect is read
 /// at the server (the lock's token, `INFO stats`, `CLIENT LIST`).
-@Suite(.requires(.redisServer, .hiredis)) struct RedisLockAndPoolTests {
+@Suite(.requires(.redisServer)) struct RedisLockAndPoolTests {
     let server = FixtureServer.shared
     let warnings = WarningLog()
 

@@ -49,11 +49,7 @@ struct RedisCircuitBreaker {
         }
     }
 
-<<<<<<< HEAD:Sources/OperationDownloader/Caching/Redis/Client/RedisCircuitBreaker.swift
     /// A call or the probe succeeded; true when this closed an open breaker (the outage ended).
-=======
-    /// Closes the breaker; returns whether it was open or probing (an outage ends).
->>>>>>> metrics:Sources/OperationDownloader/Caching/Redis/RedisCircuitBreaker.swift
     @discardableResult
     mutating func succeeded() -> Bool {
         defer { state = .closed }

@@ -40,7 +40,8 @@ final class RedisEvents: @unchecked Sendable {  // `warned`, `openNodes`, `count
         case .timeout: return "timeout"
         case .closed, .protocolError: return "io"
         case .refused: return "auth"
-        case nil: return "reply"
+        // A node that answers as a replica where the primary was asked for: a reply it should not have given.
+        case .notPrimary, nil: return "reply"
         }
     }
 
