@@ -86,19 +86,20 @@ import TestRequirements
         }
     }
 
-    /// The shared corpus's one JPEG XL file (SDWebImage's TestHDR.jxl, 600x420): expected.json predates the JPEG XL
-    /// decoder and says "unsupported format" (CorpusConformanceTests.documentedDifferences); here it matches djxl.
-    @Test(.requires(.corpus)) func theCorpusFileMatchesDjxl() throws {
+    /// The shared corpus's one JPEG XL file (SDWebImage's TestHDR.jxl, 600x420, 16-bit, Rec.2100 primaries with the
+    /// PQ curve): expected.json predates the JPEG XL decoder and says "unsupported format"
+    /// (CorpusConformanceTests.documentedDifferences). It decodes whole, at djxl's size; its pixels are not compared:
+    /// djxl writes PQ-encoded samples and HDR tone mapping is out of scope (Docs/Decoding.md).
+    @Test(.requires(.corpus)) func theCorpusFileDecodesAtDjxlsSize() throws {
         let folder = try JXLTestFiles.temporaryFolder()
         defer { JXLTestFiles.remove(folder) }
         let file = folder.appendingPathComponent("TestHDR.jxl")
         try Corpus.data("sdwebimage/TestHDR.jxl").write(to: file)
         let reference = try JXLTestFiles.reference(file, .png, in: folder)
         let image = try ImageCodersManager.shared.decode(try Data(contentsOf: file))
-        #expect(image.format == .jxl && !image.isIncomplete)
-        try #require(image.width == 600 && image.height == 420 && reference.width == 600 && reference.height == 420)
-        let difference = PixelDifference(image.pixels, reference.frames[0])
-        #expect(difference.withinTolerance, "TestHDR.jxl: \(difference)")
+        #expect(image.format == .jxl && !image.isIncomplete && image.frameCount == 1)
+        #expect(image.width == 600 && image.height == 420 && reference.width == 600 && reference.height == 420)
+        #expect(image.pixels.count == 600 * 420 * 4)
     }
 
     /// The animations keep their sources' frame timing (cjxl 0.7 drops loop counts: JXLCoderTests reads them from

@@ -83,7 +83,7 @@ final class RedisConnectionPool: @unchecked Sendable {  // `idle`, `breaker`, `p
                 if idle.count < settings.maximumIdleConnections { idle.append(connection) }
                 return breaker.succeeded()
             }
-            if reopened { events.breaker(address, open: false) }
+            if reopened { events.nodeIsBack(address, displayName: endpoint.displayName) }
             return .success(replies)
         } catch {
             failed(error)
@@ -105,7 +105,8 @@ final class RedisConnectionPool: @unchecked Sendable {  // `idle`, `breaker`, `p
         if case .opened(let retryIn) = transition {
             events.breaker(address, open: true)
             events.warn("HTTPImageCache: Redis at \(endpoint.displayName) is unavailable (\(failure.reason)); downloads go to the "
-                + "origin without it, retrying in \(Self.seconds(retryIn))")
+                + "origin without it, retrying in \(Self.seconds(retryIn))",
+                        metadata: ["redis.endpoint": endpoint.displayName, "error": failure.reason, "retry_in": Self.seconds(retryIn)])
             scheduleProbe(after: retryIn)
         }
     }
@@ -147,7 +148,7 @@ final class RedisConnectionPool: @unchecked Sendable {  // `idle`, `breaker`, `p
                 if idle.count < settings.maximumIdleConnections { idle.append(connection) }
                 return breaker.succeeded()
             }
-            if closed { events.breaker(address, open: false) }
+            if closed { events.nodeIsBack(address, displayName: endpoint.displayName) }
         } catch {
             events.error(error.kind.rawValue, node: address)
             let retryIn: TimeInterval? = lock.withLock {

@@ -59,15 +59,22 @@ final class RedisEvents: @unchecked Sendable {  // `warned`, `openNodes`, `count
         if let change { telemetry.redisBreaker(opened: change) }
     }
 
+    /// A node answers again after an outage: its breaker closed (`breaker(_:open:)`), and an info message says so.
+    func nodeIsBack(_ node: RedisNodeAddress, displayName: String) {
+        breaker(node, open: false)
+        telemetry.logger.log(.info, "HTTPImageCache: Redis at \(displayName) is back; the cache uses it again",
+                             metadata: ["redis.endpoint": displayName])
+    }
+
     /// Warns with `message`, unless `cause` was warned about already (nil: always).
-    func warn(_ message: String, once cause: String? = nil) {
+    func warn(_ message: String, once cause: String? = nil, metadata: [String: String] = [:]) {
         let due: Bool = lock.withLock {
             guard let cause else { return true }
             guard !warned.contains(cause), warned.count < Self.maximumDistinctWarnings else { return false }
             warned.insert(cause)
             return true
         }
-        if due { telemetry.logger.log(.warning, message, metadata: [:]) }
+        if due { telemetry.logger.log(.warning, message, metadata: metadata) }
     }
 
     /// Lets `cause` be warned about again (its episode ended: the node answers, the server takes writes again).

@@ -229,7 +229,7 @@ final class RedisClusterTopology: RedisTopology, @unchecked Sendable {  // the `
         let problem = "no Cluster node gave its slot map: " + problems.joined(separator: "; ")
         lock.withLock { lastProblem = problem }
         events.warn("HTTPImageCache: Redis \(deployment.displayName) is unavailable (\(problem)); downloads go to the origin without it",
-                    once: "cluster")
+                    once: "cluster", metadata: ["redis.endpoint": deployment.displayName, "error": problem])
         return false
     }
 

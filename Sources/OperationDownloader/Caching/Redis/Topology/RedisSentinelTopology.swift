@@ -178,7 +178,7 @@ final class RedisSentinelTopology: RedisTopology, @unchecked Sendable {  // the 
         let problem = "no Sentinel named the primary of \(primaryName): " + problems.joined(separator: "; ")
         lock.withLock { lastProblem = problem }
         events.warn("HTTPImageCache: Redis \(deployment.displayName) is unavailable (\(problem)); downloads go to the origin without it",
-                    once: "sentinels")
+                    once: "sentinels", metadata: ["redis.endpoint": deployment.displayName, "error": problem])
         return nil
     }
 }
