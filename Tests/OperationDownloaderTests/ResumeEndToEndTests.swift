@@ -49,6 +49,25 @@ import TestRequirements
         #expect(log.last?.bytesSent == Self.original.count - 20000)
     }
 
+    /// What a resume saved is counted (`od_resumed_bytes_total`, issue 38): the bytes kept, with one retry for the
+    /// lost connection and two requests observed.
+    @Test(arguments: TestTransports.all)
+    func theBytesAResumeKeptAreCounted(_ transport: ImageDownloaderTransport) async throws {
+        let tag = newTag()
+        let metrics = PrometheusMetrics()
+        let downloader = makeDownloader(transport) {
+            $0.retryPolicy = ImageDownloaderRetryPolicy(maximumAttempts: 3, initialDelay: 0.01, maximumDelay: 0.05)
+            $0.imageCache = nil
+            $0.metricsSink = metrics
+        }.0
+        let result = try await downloader.image(for: server.url("/resume/\(tag)/image.png?cut=20000&mode=fin&tag=\(tag)"))
+        #expect(result.data == Self.original && result.metrics?.resumedFromByte == 20000)
+        let exposition = try Exposition(metrics.exposition())
+        #expect(exposition.value(ImageDownloaderMetricName.resumedBytes) == 20000)
+        #expect(exposition.total(ImageDownloaderMetricName.retries) == 1)
+        #expect(exposition.total(ImageDownloaderMetricName.requestDuration + "_count") == 2)
+    }
+
     /// A body without a validator, or from a server that takes no ranges, or chunked: the retry fetches it whole.
     @Test(arguments: TestTransports.all, ["validator=none", "ranges=0", "chunked=1", "validator=weak", "gzip=1"])
     func withoutWhatAResumeNeedsTheRetryFetchesTheWhole(_ transport: ImageDownloaderTransport, _ query: String) async throws {

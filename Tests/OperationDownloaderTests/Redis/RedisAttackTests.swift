@@ -150,8 +150,9 @@ import TestRequirements
         let hugeValue = 4 << 20
         let cache = try HTTPImageCache(redis: redis.url(), options: options())
         let downloader = makeDownloader { $0.imageCache = nil; $0.httpCache = cache }.0
-        // Set last, with room for a loaded machine: the lock must still be held when the download asks for it.
-        _ = try probe.command("SET", RedisCacheFixtures.lockKey(for: url), Data(count: hugeValue), "PX", 3000)
+        // Set last, with room for a loaded machine (3 s was too short in a CI run sharing its 2 cores): the lock must
+        // still be held when the download asks for it; the download then polls it until it expires and takes over.
+        _ = try probe.command("SET", RedisCacheFixtures.lockKey(for: url), Data(count: hugeValue), "PX", 10_000)
         let sentBefore = try #require(try probe.info("total_net_output_bytes"))
         let result = try #require(try await within(Self.bound) { try await downloader.image(for: url, options: .useURLCache) })
         let sent = try #require(try probe.info("total_net_output_bytes")) - sentBefore
