@@ -18,7 +18,7 @@ final class DownloadObservation: Sendable {
     /// The URL, for spans and log messages (never a metric label).
     let url: URL?
     /// Inside the object (no allocation of its own): what changes during the download.
-    let state: Mutex<State>
+    let state: Locked<State>
 
     struct State {
         /// Counted in `od_queue_depth` (queued, not started).
@@ -51,7 +51,7 @@ final class DownloadObservation: Sendable {
         self.url = url
         var state = State()
         if telemetry?.tracer != nil { state.spans = Spans() }
-        self.state = Mutex(state)
+        self.state = Locked(state)
     }
 
     /// The operation's observation: nil without telemetry and without a valid `traceParent` (an invalid one is
@@ -90,10 +90,14 @@ final class DownloadObservation: Sendable {
         guard let tracer = telemetry?.tracer else { return }
         let span = tracer.startSpan("image.download", parent: trace, ofKind: .internal, links: links)
         if let url { span.setAttribute(.string(url.absoluteString), forKey: "url.full") }
-        state.withLock {
-            $0.spans?.download = span
-            $0.spans?.pendingLinks = []
+        // A caller that joined while the span was being made is in `pendingLinks` after the ones it was made with.
+        let joinedMeanwhile: [ImageDownloaderTraceContext] = state.withLock { state in
+            state.spans?.download = span
+            let pending = state.spans?.pendingLinks ?? []
+            state.spans?.pendingLinks = []
+            return Array(pending.dropFirst(links.count))
         }
+        for context in joinedMeanwhile { span.addLink(context) }
     }
 
     /// Another caller joined this download: its trace is linked to the download's span (the requests carry the

@@ -77,8 +77,8 @@ final class DownloaderMetrics: Sendable {
     private let timers = Locked<[LabelledName: any ImageDownloaderTimerHandler]>([:])
     /// `od_downloads_total` by result and source, and `od_download_duration_seconds` by source: every report of
     /// a download, so found by index (made on first use), not by hashing label text.
-    private let downloads = Mutex<[(any ImageDownloaderCounterHandler)?]>(Array(repeating: nil, count: DownloadResult.allCases.count * DownloadSource.allCases.count))
-    private let durations = Mutex<[(any ImageDownloaderTimerHandler)?]>(Array(repeating: nil, count: DownloadSource.allCases.count))
+    private let downloads = Locked<[(any ImageDownloaderCounterHandler)?]>(Array(repeating: nil, count: DownloadResult.allCases.count * DownloadSource.allCases.count))
+    private let durations = Locked<[(any ImageDownloaderTimerHandler)?]>(Array(repeating: nil, count: DownloadSource.allCases.count))
 
     init(sink: any ImageDownloaderMetricsSink, serverAddressLimit: Int, memoryCache: AutoPurgingImageCache?) {
         self.sink = sink

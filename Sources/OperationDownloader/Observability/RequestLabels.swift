@@ -109,7 +109,7 @@ final class RequestEndpoint: Sendable {
     let serverAddress: String
     let active: any ImageDownloaderMeterHandler
     private let sink: any ImageDownloaderMetricsSink
-    private let timers = Mutex<Timers>(Timers())
+    private let timers = Locked<Timers>(Timers())
 
     private struct Timers {
         var last: (outcome: RequestOutcome, timer: any ImageDownloaderTimerHandler)?
@@ -160,7 +160,7 @@ final class RequestEndpoint: Sendable {
 final class RequestEndpoints: Sendable {
     let addresses: ServerAddressLabels
     private let sink: any ImageDownloaderMetricsSink
-    private let table = Mutex<Table>(Table())
+    private let table = Locked<Table>(Table())
 
     private struct Table {
         var last: RequestEndpoint?

@@ -28,7 +28,7 @@ final class PrometheusCounter: ImageDownloaderCounterHandler, Sendable {
 
 /// A gauge series (its lock is inside the object: one allocation per series).
 final class PrometheusGauge: ImageDownloaderMeterHandler, Sendable {
-    private let value = Mutex<Double>(0)
+    private let value = Locked<Double>(0)
 
     func set(_ value: Double) {
         self.value.withLock { $0 = value }
@@ -56,11 +56,11 @@ final class PrometheusHistogram: ImageDownloaderTimerHandler, Sendable {
 
     /// Finite, sorted upper bounds in seconds.
     let upperBounds: [Double]
-    private let state: Mutex<Snapshot>
+    private let state: Locked<Snapshot>
 
     init(upperBounds: [Double]) {
         self.upperBounds = upperBounds
-        state = Mutex(Snapshot(counts: Array(repeating: 0, count: upperBounds.count + 1), sum: 0, count: 0))
+        state = Locked(Snapshot(counts: Array(repeating: 0, count: upperBounds.count + 1), sum: 0, count: 0))
     }
 
     func recordNanoseconds(_ duration: Int64) {
