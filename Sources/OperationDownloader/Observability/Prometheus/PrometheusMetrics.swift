@@ -34,6 +34,9 @@ public final class PrometheusMetrics: ImageDownloaderMetricsSink {
         /// Family names in creation order.
         var order: [String] = []
         var series: [SeriesKey: PrometheusSeries] = [:]
+        /// Every series object as a plain reference: `PrometheusSeries` keeps its case in the reference's spare
+        /// bits, which LeakSanitizer cannot follow (it reported every gauge and histogram as leaked).
+        var objects: [AnyObject] = []
     }
 
     private let registry = Locked(Registry())
@@ -134,6 +137,11 @@ public final class PrometheusMetrics: ImageDownloaderMetricsSink {
             case .histogram: .histogram(PrometheusHistogram(upperBounds: family.upperBounds))
             }
             registry.series[key] = made
+            switch made {
+            case .counter(let object): registry.objects.append(object)
+            case .gauge(let object): registry.objects.append(object)
+            case .histogram(let object): registry.objects.append(object)
+            }
             registry.families[key.name]?.series.append((key.labels, made))
             return made
         }
