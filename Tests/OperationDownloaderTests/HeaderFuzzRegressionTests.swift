@@ -65,15 +65,7 @@ import Testing
             let base = Array(seed.utf8)
             for _ in 0..<300 {
                 var bytes = base
-                for _ in 0..<(1 + Int(random.next() % 4)) where !bytes.isEmpty {
-                    let at = Int(random.next() % UInt64(bytes.count))
-                    switch random.next() % 4 {
-                    case 0: bytes[at] = specials[Int(random.next() % UInt64(specials.count))]
-                    case 1: bytes.insert(specials[Int(random.next() % UInt64(specials.count))], at: at)
-                    case 2: bytes.removeSubrange(at...)
-                    default: bytes[at] = UInt8(truncatingIfNeeded: random.next())
-                    }
-                }
+                random.mutate(&bytes, specials: specials)
                 let broken = headerFuzzOne(Data(bytes), target: target)
                 #expect(broken.isEmpty, "\(target.rawValue) \(bytes): \(broken)")
             }
