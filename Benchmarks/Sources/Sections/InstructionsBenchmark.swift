@@ -18,7 +18,7 @@ struct InstructionsBenchmark {
         let stripped = context.fixtures.directory.appendingPathComponent("Benchmarks-stripped").path
         let strip = try ChildProcess.run(["objcopy", "--strip-debug", context.executable, stripped])
         guard strip.status == 0 else { throw BenchmarkError.tool("objcopy --strip-debug exited with \(strip.status)") }
-        let (small, large) = context.quick ? (10, 30) : (50, 250)
+        let (small, large) = context.quick ? (10, 110) : (50, 250)
         let rounds = context.quick ? 1 : 5
         var ours = Samples()
         var raw = Samples()

@@ -22,7 +22,7 @@ struct TransportInstructionsBenchmark {
         let strippedContext = RunContext(
             fixtures: context.fixtures, baseURL: context.baseURL, accessLog: context.accessLog, quick: context.quick,
             report: context.report, executable: stripped, tls: context.tls)
-        let (small, large) = context.quick ? (10, 30) : (50, 250)
+        let (small, large) = context.quick ? (10, 110) : (50, 250)
         let rounds = context.quick ? 1 : 3
         var clients: [TransportClient] = [.curl, .curlTransport, .downloaderCurl, .urlSession]
         if !ChildProcess.exists("curl") { clients.removeAll { $0 == .curl } }
