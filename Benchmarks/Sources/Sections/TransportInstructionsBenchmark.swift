@@ -44,7 +44,7 @@ struct TransportInstructionsBenchmark {
             }
             report(endpoint, perDownload: perDownload, unavailable: unavailable, crashes: crashes, rounds: rounds)
         }
-        context.report.note(Self.section, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads; \(rounds) round(s); curl as `curl --parallel --parallel-max 6 -K <urls>`.")
+        context.report.note(Self.section, "callgrind: (Ir(\(large)) − Ir(\(small))) ÷ \(large - small), all threads, without libhwy's clock calibration (CallgrindCount); \(rounds) round(s); curl as `curl --parallel --parallel-max 6 -K <urls>`.")
     }
 
     private struct Unavailable: Error {
@@ -74,22 +74,9 @@ struct TransportInstructionsBenchmark {
             guard outcome.status == 0 else {
                 throw BenchmarkError.tool("callgrind \(client.rawValue)\(endpoint.keySuffix) exited with \(outcome.status): \(outcome.output.suffix(300))")
             }
-            counts.append(try Self.totalInstructions(out))
+            counts.append(try CallgrindCount.instructions(out))
         }
         return .success(Double(counts[1] - counts[0]) / Double(large - small))
-    }
-
-    /// The total Ir of all threads ("summary:" or "totals:" line).
-    static func totalInstructions(_ file: URL) throws -> Int {
-        let text = try String(contentsOf: file, encoding: .utf8)
-        for line in text.split(separator: "\n").reversed() {
-            for prefix in ["summary:", "totals:"] where line.hasPrefix(prefix) {
-                if let value = line.dropFirst(prefix.count).split(separator: " ").first.flatMap({ Int($0) }) {
-                    return value
-                }
-            }
-        }
-        throw BenchmarkError.failed("callgrind output without a summary line")
     }
 
     private func report(
