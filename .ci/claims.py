@@ -23,6 +23,9 @@ breaks and emphasis marks aside), so a doc cannot drift from its row. The check 
   record: DATE               a past measurement kept as history (what a change was measured against, a bug's
                              symptom): not a claim about the current code; the doc must date it (DATE within
                              the quote's paragraph)
+  example: WHAT              an illustration, not a measurement (a sample log line, a worked example, a
+                             configuration's value): the doc must say so near the quote ("example", "e.g.",
+                             "for instance", "sample" or "such as" within the quote's paragraph)
 Exit status 1 when any check fails, with one line per failure saying what to fix.
 """
 import argparse
@@ -259,6 +262,9 @@ def generated_blocks(update):
     return stale
 
 
+EXAMPLE_WORDS = ("example", "e.g.", "for instance", "sample", "such as")
+
+
 def check(rows, events):
     run = load_json(BENCHMARK) or {}
     ci = load_json(CI_RESULTS)
@@ -318,6 +324,11 @@ def check(rows, events):
                 at = docs[doc].find(normalise(quote))
                 if at >= 0 and argument not in docs[doc][max(0, at - 600):at + len(normalise(quote)) + 600]:
                     fail(line, doc, f"a record must be dated in its paragraph: {argument} is not near the quote")
+            elif kind == "example":
+                at = docs[doc].find(normalise(quote))
+                near = docs[doc][max(0, at - 600):at + len(normalise(quote)) + 600].lower() if at >= 0 else ""
+                if at >= 0 and not any(word in near for word in EXAMPLE_WORDS):
+                    fail(line, doc, "an example must say so in its paragraph (example, e.g., for instance, sample, such as)")
             elif kind == "code":
                 path, _, text = argument.partition("=")
                 try:
