@@ -110,6 +110,13 @@ import Testing
         transfer.complete()
     }
 
+    /// Docs/Reliability.md states the table's size: a case list that shrinks (a dropped cut, validator or
+    /// answer) fails here, not silently.
+    @Test func theResumeTableHas480Cases() {
+        #expect(Self.cases.count == 480)
+        #expect(Set(Self.cases.map { "\($0.cut)|\($0.validator)|\($0.answer)|\($0.progressive)|\($0.reportsProgress)" }).count == 480)
+    }
+
     @Test(arguments: cases)
     func aCutBodyIsRetriedAndResumedWhereAllowed(_ c: Case) async throws {
         let harness = ScriptedHarness {
