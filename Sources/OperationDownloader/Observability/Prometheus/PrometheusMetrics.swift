@@ -137,11 +137,7 @@ public final class PrometheusMetrics: ImageDownloaderMetricsSink {
             case .histogram: .histogram(PrometheusHistogram(upperBounds: family.upperBounds))
             }
             registry.series[key] = made
-            switch made {
-            case .counter(let object): registry.objects.append(object)
-            case .gauge(let object): registry.objects.append(object)
-            case .histogram(let object): registry.objects.append(object)
-            }
+            registry.objects.append(made.object)
             registry.families[key.name]?.series.append((key.labels, made))
             return made
         }

@@ -8,6 +8,15 @@ enum PrometheusSeries: Sendable {
     case counter(PrometheusCounter)
     case gauge(PrometheusGauge)
     case histogram(PrometheusHistogram)
+
+    /// The series' object as a plain reference (the enum keeps its case in the reference's spare bits).
+    var object: AnyObject {
+        switch self {
+        case .counter(let counter): counter
+        case .gauge(let gauge): gauge
+        case .histogram(let histogram): histogram
+        }
+    }
 }
 
 /// A counter series: one atomic add per increment.
