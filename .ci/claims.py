@@ -265,6 +265,13 @@ def generated_blocks(update):
 EXAMPLE_WORDS = ("example", "e.g.", "for instance", "sample", "such as")
 
 
+def paragraph(flat, quote):
+    """The normalised doc text within 600 characters of the quote (its paragraph, roughly); None when the quote is
+    not in the doc (that failure is reported on its own)."""
+    at = flat.find(normalise(quote))
+    return None if at < 0 else flat[max(0, at - 600):at + len(normalise(quote)) + 600]
+
+
 def check(rows, events):
     run = load_json(BENCHMARK) or {}
     ci = load_json(CI_RESULTS)
@@ -321,13 +328,12 @@ def check(rows, events):
                 elif not quoted(value, quote):
                     fail(line, doc, f"{argument} is {value} in {path}, the doc says \"{quote}\"")
             elif kind == "record":
-                at = docs[doc].find(normalise(quote))
-                if at >= 0 and argument not in docs[doc][max(0, at - 600):at + len(normalise(quote)) + 600]:
+                near = paragraph(docs[doc], quote)
+                if near is not None and argument not in near:
                     fail(line, doc, f"a record must be dated in its paragraph: {argument} is not near the quote")
             elif kind == "example":
-                at = docs[doc].find(normalise(quote))
-                near = docs[doc][max(0, at - 600):at + len(normalise(quote)) + 600].lower() if at >= 0 else ""
-                if at >= 0 and not any(word in near for word in EXAMPLE_WORDS):
+                near = paragraph(docs[doc], quote)
+                if near is not None and not any(word in near.lower() for word in EXAMPLE_WORDS):
                     fail(line, doc, "an example must say so in its paragraph (example, e.g., for instance, sample, such as)")
             elif kind == "code":
                 path, _, text = argument.partition("=")
