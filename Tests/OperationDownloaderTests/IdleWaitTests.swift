@@ -37,8 +37,8 @@ import Testing
         harness.downloader.whenIdle { calls.record() }
         let waiter = Task { await harness.downloader.waitUntilIdle() }
         let (second, _) = harness.download(ScriptedHarness.url("b.png"))
-        let a = try #require(await harness.transport.transfer(0))
-        let b = try #require(await harness.transport.transfer(1))
+        let a = try #require(await harness.transport.transfer(for: ScriptedHarness.url("a.png")))
+        let b = try #require(await harness.transport.transfer(for: ScriptedHarness.url("b.png")))
 
         a.respond()
         a.send(png)

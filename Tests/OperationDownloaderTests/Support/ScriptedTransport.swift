@@ -44,6 +44,18 @@ final class ScriptedTransport: DownloadTransport, Sendable {
         guard await published.resumed(timeout: timeout) else { return nil }
         return published
     }
+
+    /// The first transfer for `url`, once made and resumed. Downloads of different URLs start on the
+    /// downloader's operation queue in no fixed order, so a test that starts two must not pick them by index.
+    func transfer(for url: URL, timeout: TimeInterval = 30) async -> ScriptedTransfer? {
+        let matches: ([ScriptedTransfer]) -> ScriptedTransfer? = { $0.first { $0.request.urlRequest.url == url } }
+        guard await made.wait(
+            timeout: timeout, describe: { "\($0.map { $0.request.urlRequest.url?.lastPathComponent ?? "?" })" },
+            until: { matches($0) != nil })
+        else { return nil }
+        guard let published = matches(made.current), await published.resumed(timeout: timeout) else { return nil }
+        return published
+    }
 }
 
 /// One scripted transfer: the test plays the server.
