@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Decoding
 @testable import OperationDownloader
 import Testing
 
@@ -55,6 +56,33 @@ import Testing
     ])
     func callerOptionsAndOptionsWithoutEffectKeepTheKey(_ options: ImageDownloaderOptions) {
         #expect(Self.key(options) == Self.key())
+    }
+
+    /// A context field that changes the request or how the response is judged is part of the key once the
+    /// caller sets it: equal values share, different values (or objects) do not, and unset fields add nothing.
+    @Test func contextFieldsThatChangeTheTransferSplitTheKey() {
+        func key(_ context: ImageDownloaderContext?) -> String {
+            CoalescingKey.make(
+                url: Self.url, identifier: nil, options: [], cachePolicy: .useProtocolCachePolicy,
+                variant: ImageVariant(options: [], context: context ?? ImageDownloaderContext()),
+                separatesVariants: false, context: context).text
+        }
+        let plain = key(nil)
+        #expect(key(ImageDownloaderContext()) == plain)
+        #expect(key(ImageDownloaderContext(callbackQueue: .main, traceParent: "00-\(String(repeating: "1", count: 32))-\(String(repeating: "2", count: 16))-01")) == plain)
+        #expect(key(ImageDownloaderContext(maximumResponseSize: 10)) == key(ImageDownloaderContext(maximumResponseSize: 10)))
+        #expect(key(ImageDownloaderContext(maximumResponseSize: 10)) != key(ImageDownloaderContext(maximumResponseSize: 11)))
+        let coders = ImageCodersManager()
+        #expect(key(ImageDownloaderContext(codersManager: coders)) == key(ImageDownloaderContext(codersManager: coders)))
+        #expect(key(ImageDownloaderContext(codersManager: coders)) != key(ImageDownloaderContext(codersManager: ImageCodersManager())))
+        let split: [ImageDownloaderContext] = [
+            ImageDownloaderContext(maximumResponseSize: 10), ImageDownloaderContext(downloadTimeout: 5),
+            ImageDownloaderContext(maximumDownloadDuration: 9),
+            ImageDownloaderContext(codersManager: coders),
+        ]
+        #expect(Set(split.map(key) + [plain]).count == split.count + 1)
+        // The first caller's retry policy applies to every caller that joins (SPEC §10).
+        #expect(key(ImageDownloaderContext(retryPolicy: .never)) == plain)
     }
 
     @Test func theCachePolicyCountsOnlyWithTheHTTPCache() {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -43,10 +44,11 @@ struct CoalescingKey: Hashable, Sendable {
     /// transfer. The common case (no transfer option, this package's class) is the URL and identifier alone.
     static func make(
         url: URL, identifier: String?, options: ImageDownloaderOptions, cachePolicy: URLRequest.CachePolicy,
-        variant: ImageVariant, separatesVariants: Bool
+        variant: ImageVariant, separatesVariants: Bool, context: ImageDownloaderContext? = nil
     ) -> CoalescingKey {
         var key = url.absoluteString
         if let identifier, !identifier.isEmpty { key += "\u{1F}" + identifier }
+        if let fields = context?.transferKeyText { key += "\u{1F}c" + fields }
         let transfer = effectiveTransferOptions(options)
         if !transfer.isEmpty {
             key += "\u{1F}t\(transfer.rawValue)"
@@ -68,4 +70,36 @@ struct CoalescingKey: Hashable, Sendable {
         if !transfer.contains(.useURLCache) { transfer.remove(.ignoreCachedResponse) }
         return transfer
     }
+}
+
+extension ImageDownloaderContext {
+    /// The fields this caller set that change its request or how its response is judged (modifiers, decryptor,
+    /// coders, size limit, timeouts, HTTP cache), as key text; nil when it set none, the common case. A caller
+    /// that sets one never has another caller's value applied to its download, so it gets what it would alone.
+    /// Objects count by identity; a modifier that is a value type cannot be compared, so such a caller gets a
+    /// transfer of its own. The retry policy is not here: SPEC §10 gives a coalesced download its first
+    /// caller's policy.
+    var transferKeyText: String? {
+        var text = ""
+        func object(_ name: String, _ value: Any?) {
+            guard let value else { return }
+            if type(of: value) is AnyClass {
+                text += "\(name)=\(UInt(bitPattern: ObjectIdentifier(value as AnyObject)));"
+            } else {
+                text += "\(name)=value\(Self.uncomparable.add(1, ordering: .relaxed).newValue);"
+            }
+        }
+        object("request", requestModifier)
+        object("response", responseModifier)
+        object("decryptor", decryptor)
+        object("coders", codersManager)
+        object("httpCache", httpCache)
+        if let size = maximumResponseSize { text += "size=\(size);" }
+        if let timeout = downloadTimeout { text += "timeout=\(timeout);" }
+        if let duration = maximumDownloadDuration { text += "duration=\(duration);" }
+        return text.isEmpty ? nil : text
+    }
+
+    /// Numbers the value-type modifiers met, so that each makes a key of its own.
+    private static let uncomparable = Atomic<UInt64>(0)
 }

@@ -37,7 +37,7 @@ extension ImageDownloader {
         }
         let key = CoalescingKey.make(
             url: url, identifier: caller.cacheIdentifier, options: options, cachePolicy: request.cachePolicy,
-            variant: caller.variant, separatesVariants: operationMaker.separatesVariants)
+            variant: caller.variant, separatesVariants: operationMaker.separatesVariants, context: context)
         func add(to handle: any DownloadOperationHandle) -> AnyObject? {
             handle.addCaller(progress: progress, completed: completed, options: options, caller: caller, context: context)
         }

@@ -79,8 +79,9 @@ struct TransferOptions: Sendable {
     /// Whether progressive decoding may run for the callers that ask for partial images (`.progressiveLoad`,
     /// per caller): not with a decryptor (encrypted bytes cannot be decoded as they arrive).
     let mayDecodeProgressively: Bool
-    /// Whether the first bytes are checked for a non-image body (a caller wants an image and no decryptor
-    /// hides the bytes).
+    /// Whether the first bytes are checked for a non-image body (no decryptor hides them). Whatever the first
+    /// caller asked: the verdict ends the download early only while every caller decodes, so each caller gets
+    /// what it would alone, in any join order.
     let sniffsBody: Bool
     /// The retry policy, or nil when it allows one attempt only: then a failure ends the download without
     /// consulting any retry rule.
@@ -114,7 +115,7 @@ struct TransferOptions: Sendable {
         allowsInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
         continuesInBackground = options.contains(.continueInBackground)
         mayDecodeProgressively = context.decryptor == nil
-        sniffsBody = !options.contains(.avoidDecodeImage) && context.decryptor == nil
+        sniffsBody = context.decryptor == nil
         let policy = context.retryPolicy ?? DownloadDefaults.retryPolicy
         retryPolicy = policy.maximumAttempts > 1 ? policy : nil
         plumbing = context.plumbing

@@ -47,6 +47,9 @@ final class CallbackFanOut: Sendable {
 
     var snapshot: [CallbackRecord] { store.snapshot }
 
+    /// See `CallbackStore.closeIfEveryCallerDecodes`.
+    func closeIfEveryCallerDecodes() -> Bool { store.closeIfEveryCallerDecodes() }
+
     // MARK: - While the bytes arrive
 
     func reportProgress(_ received: Int, _ expected: Int) {

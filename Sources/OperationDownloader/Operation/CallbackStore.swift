@@ -117,6 +117,23 @@ final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrie
         return section.taken
     }
 
+    /// Closes the store when every caller wants an image (none asked for the data only), in one critical
+    /// section so that no data-only caller joins between the check and the close; true when it closed. A body
+    /// that is no image then fails at once; with a data-only caller the transfer goes on, and each decoding
+    /// caller gets the same `.notAnImage` from its decode at the end (what it would get downloading alone).
+    func closeIfEveryCallerDecodes() -> Bool {
+        typealias Section = (store: CallbackStore, closed: Bool)
+        var section: Section = (self, false)
+        Self.queue.write(&section) { pointer in
+            let section = pointer.section(Section.self)
+            let store = section.pointee.store
+            guard !store.records.contains(where: { $0.variant.decoding == nil }) else { return }
+            store.closed = true
+            section.pointee.closed = true
+        }
+        return section.closed
+    }
+
     /// The current callers, for progress and partial images.
     var snapshot: [CallbackRecord] {
         typealias Section = (store: CallbackStore, records: [CallbackRecord])

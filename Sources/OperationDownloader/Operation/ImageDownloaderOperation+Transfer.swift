@@ -182,8 +182,9 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
     /// The one body path of both delivery methods. `data`: the chunk as a `Data` when it came as one.
     private func receiveBody(_ bytes: UnsafeRawBufferPointer, data: Data?, from transfer: any TransportTransfer) {
         guard !bytes.isEmpty else { return }
-        if let verdict = sniff(bytes, data: data, from: transfer), case .notAnImage(let what) = verdict {
-            // Said at once, and the rest of the body is never fetched.
+        if let verdict = sniff(bytes, data: data, from: transfer), case .notAnImage(let what) = verdict,
+            callers.closeIfEveryCallerDecodes() {
+            // Said at once, and the rest of the body is never fetched (a data-only caller would still want it).
             finish(error: ImageDownloaderError.badImageData(.notAnImage(what)), cancelTransfer: true)
             return
         }

@@ -1,0 +1,158 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Decoding
+@testable import OperationDownloader
+import Testing
+
+/// Each caller of a shared download gets what it would have got downloading alone, whoever joined first
+/// (issue 40, item 3), on the scripted transport: callers with every mix of the per-caller settings join one
+/// transfer in every order, and each final answer is compared with that caller's answer alone, for a good
+/// image, an animation, a truncated file and an HTML page served as an image.
+@Suite struct JoinOrderTests {
+    /// One caller's per-caller settings (Docs/Options.md, "Per transfer or per caller").
+    struct Kind: Sendable, Hashable, CustomStringConvertible {
+        let description: String
+        let options: ImageDownloaderOptions
+        let allowsIncompleteImages: Bool?
+        let maximumPixelCount: Int?
+        let thumbnail: Bool
+        let maximumResponseSize: Int?
+
+        init(
+            _ name: String, _ options: ImageDownloaderOptions = [], allowsIncompleteImages: Bool? = nil,
+            maximumPixelCount: Int? = nil, thumbnail: Bool = false, maximumResponseSize: Int? = nil
+        ) {
+            self.description = name
+            self.options = options
+            self.allowsIncompleteImages = allowsIncompleteImages
+            self.maximumPixelCount = maximumPixelCount
+            self.thumbnail = thumbnail
+            self.maximumResponseSize = maximumResponseSize
+        }
+
+        var context: ImageDownloaderContext {
+            ImageDownloaderContext(
+                thumbnailPixelSize: thumbnail ? CGSize(width: 40, height: 30) : nil,
+                maximumResponseSize: maximumResponseSize, maximumPixelCount: maximumPixelCount,
+                allowsIncompleteImages: allowsIncompleteImages)
+        }
+    }
+
+    static let kinds: [Kind] = [
+        Kind("decode"),
+        Kind("data only", .avoidDecodeImage),
+        Kind("first frame", .decodeFirstFrameOnly),
+        Kind("progressive", .progressiveLoad),
+        Kind("incomplete allowed", allowsIncompleteImages: true),
+        Kind("pixel limit 10000", maximumPixelCount: 10_000),
+        Kind("thumbnail 40x30", thumbnail: true),
+        Kind("size limit 10000", maximumResponseSize: 10_000),
+    ]
+
+    /// A body the test server sends, whole, with an honest length.
+    struct Body: Sendable, CustomTestStringConvertible {
+        let name: String
+        let contentType: String
+        let bytes: Data
+        var testDescription: String { name }
+    }
+
+    static let bodies: [Body] = [
+        Body(name: "png 160x120", contentType: "image/png", bytes: ScriptedHarness.fixture("image.png")),
+        Body(name: "animated gif", contentType: "image/gif", bytes: ScriptedHarness.fixture("animated.gif")),
+        Body(
+            name: "truncated progressive jpeg", contentType: "image/jpeg",
+            bytes: { let jpeg = ScriptedHarness.fixture("progressive.jpg"); return jpeg.prefix(jpeg.count / 2) }()),
+        Body(
+            name: "HTML page as image/jpeg", contentType: "image/jpeg",
+            bytes: Data("<!DOCTYPE html><html><head><title>404</title></head><body>Not Found</body></html>".utf8)),
+    ]
+
+    /// Every ordered pair of kinds, and every order of each three kinds that include a data-only caller (the
+    /// one whose presence changes what the transfer may skip).
+    static let groups: [[Kind]] = {
+        var groups: [[Kind]] = []
+        for first in kinds { for second in kinds where second != first { groups.append([first, second]) } }
+        let others = kinds.filter { $0.options != .avoidDecodeImage }
+        let dataOnly = kinds[1]
+        for i in others.indices {
+            for j in others.indices where j > i {
+                let three = [dataOnly, others[i], others[j]]
+                for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+                    groups.append(order.map { three[$0] })
+                }
+            }
+        }
+        return groups
+    }()
+
+    /// What a caller's final answer amounts to, for comparison: the error, or the image's size, frames and
+    /// completeness, and the data's length.
+    private static func summary(_ recorder: AsyncRecorder) -> String {
+        guard let final = recorder.final else { return "no answer" }
+        if let error = final.error { return "error: \(error)" }
+        let data = final.data.map { "\($0.count) bytes" } ?? "no data"
+        guard let image = final.image else { return "no image, \(data)" }
+        return "\(image.width)x\(image.height), \(image.frameCount) frames, incomplete \(image.isIncomplete), \(data)"
+    }
+
+    /// The callers of `kinds` join, in this order, before any byte arrives; then `body` is served on every
+    /// transfer they made (one, unless a caller set a field of the coalescing key). Their answers, in order.
+    private func answers(_ kinds: [Kind], _ body: Body) async throws -> [String] {
+        let harness = ScriptedHarness { $0.httpCache = nil }
+        let recorders = kinds.map { harness.download(options: $0.options, context: $0.context).0 }
+        let transfers = harness.downloader.currentDownloadCount
+        let separate = Set(kinds.map(\.maximumResponseSize)).count
+        #expect(transfers == separate, "\(kinds): callers share a transfer unless their size limits differ")
+        for index in 0..<transfers {
+            let transfer = try #require(await harness.transport.transfer(index))
+            transfer.respond(headers: ["Content-Type": body.contentType, "Content-Length": "\(body.bytes.count)"])
+            transfer.send(body.bytes)
+            transfer.complete()
+        }
+        var answers: [String] = []
+        for recorder in recorders {
+            await recorder.completion()
+            answers.append(Self.summary(recorder))
+        }
+        return answers
+    }
+
+    @Test(arguments: bodies)
+    func eachCallerGetsWhatItWouldAloneInEveryJoinOrder(_ body: Body) async throws {
+        var alone: [Kind: String] = [:]
+        for kind in Self.kinds { alone[kind] = try await answers([kind], body)[0] }
+        var mismatches: [String] = []
+        for group in Self.groups {
+            let together = try await answers(group, body)
+            for (kind, answer) in zip(group, together) where answer != alone[kind] {
+                mismatches.append("\(kind) after \(group.prefix { $0 != kind }): \(answer), alone: \(alone[kind] ?? "?")")
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) of \(Self.groups.count) groups differ: \(mismatches.prefix(5))")
+    }
+
+    /// The reported case, end to end on the seam: a decoding caller then a data-only caller on an HTML body.
+    /// The data-only caller gets the bytes (as it does alone or first); the decoding caller gets `.notAnImage`.
+    @Test func aDataOnlyCallerAfterADecodingCallerStillGetsAnHTMLBody() async throws {
+        let html = Self.bodies[3]
+        let answers = try await answers([Self.kinds[0], Self.kinds[1]], html)
+        #expect(answers[0] == "error: \(ImageDownloaderError.badImageData(.notAnImage("an HTML page")))")
+        #expect(answers[1] == "no image, \(html.bytes.count) bytes")
+    }
+
+    /// With decoding callers only, the HTML page still fails at the first bytes and the rest is never fetched.
+    @Test func decodingCallersAloneStillFailAtTheFirstBytes() async throws {
+        let harness = ScriptedHarness { $0.httpCache = nil }
+        let recorders = [harness.download().0, harness.download(options: .decodeFirstFrameOnly).0]
+        let transfer = try #require(await harness.transport.transfer())
+        transfer.respond(headers: ["Content-Type": "image/jpeg"])
+        transfer.send(Self.bodies[3].bytes)
+        for recorder in recorders { await recorder.completion() }
+        #expect(transfer.cancelCount == 1, "the body is not read to its end")
+        let expected = "\(ImageDownloaderError.badImageData(.notAnImage("an HTML page")))"
+        #expect(recorders.allSatisfy { $0.error.map { "\($0)" } == expected })
+    }
+}
