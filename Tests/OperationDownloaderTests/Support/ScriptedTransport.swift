@@ -35,25 +35,29 @@ final class ScriptedTransport: DownloadTransport, Sendable {
     /// The `index`-th transfer (0-based), once the operation has made AND resumed it; nil if that does not
     /// happen within `timeout` (a bound against hangs, never a timing assertion).
     func transfer(_ index: Int = 0, timeout: TimeInterval = 30) async -> ScriptedTransfer? {
-        guard await made.wait(timeout: timeout, describe: { "\($0.count) transfers made" }, until: { $0.count > index })
-        else { return nil }
-        // Read under `made`'s lock, not taken from the waiter's resumption: when `makeTransfer` wakes the waiter
-        // before this task suspended, the hand-over goes through the runtime's atomics, which ThreadSanitizer
-        // cannot see (it reported the transfer's initial state as racing with its first read, in CI).
-        let published = made.current[index]
-        guard await published.resumed(timeout: timeout) else { return nil }
-        return published
+        await firstTransfer(timeout: timeout, describe: { "\($0.count) transfers made" }) {
+            $0.count > index ? $0[index] : nil
+        }
     }
 
     /// The first transfer for `url`, once made and resumed. Downloads of different URLs start on the
     /// downloader's operation queue in no fixed order, so a test that starts two must not pick them by index.
     func transfer(for url: URL, timeout: TimeInterval = 30) async -> ScriptedTransfer? {
-        let matches: ([ScriptedTransfer]) -> ScriptedTransfer? = { $0.first { $0.request.urlRequest.url == url } }
-        guard await made.wait(
-            timeout: timeout, describe: { "\($0.map { $0.request.urlRequest.url?.lastPathComponent ?? "?" })" },
-            until: { matches($0) != nil })
-        else { return nil }
-        guard let published = matches(made.current), await published.resumed(timeout: timeout) else { return nil }
+        await firstTransfer(
+            timeout: timeout, describe: { "\($0.map { $0.request.urlRequest.url?.lastPathComponent ?? "?" })" }
+        ) { $0.first { $0.request.urlRequest.url == url } }
+    }
+
+    /// The transfer `pick` finds among those made, once it is there and the operation resumed it.
+    private func firstTransfer(
+        timeout: TimeInterval, describe: @escaping ([ScriptedTransfer]) -> String,
+        pick: @escaping ([ScriptedTransfer]) -> ScriptedTransfer?
+    ) async -> ScriptedTransfer? {
+        guard await made.wait(timeout: timeout, describe: describe, until: { pick($0) != nil }) else { return nil }
+        // Read under `made`'s lock, not taken from the waiter's resumption: when `makeTransfer` wakes the waiter
+        // before this task suspended, the hand-over goes through the runtime's atomics, which ThreadSanitizer
+        // cannot see (it reported the transfer's initial state as racing with its first read, in CI).
+        guard let published = pick(made.current), await published.resumed(timeout: timeout) else { return nil }
         return published
     }
 }
