@@ -11,44 +11,22 @@ import Testing
 /// transfer in every order, and each final answer is compared with that caller's answer alone, for a good
 /// image, an animation, a truncated file and an HTML page served as an image.
 @Suite struct JoinOrderTests {
-    /// One caller's per-caller settings (Docs/Options.md, "Per transfer or per caller").
-    struct Kind: Sendable, Hashable, CustomStringConvertible {
+    /// One caller's per-caller settings (Docs/Options.md, "Per transfer or per caller"), named.
+    struct Kind: Sendable, CustomStringConvertible {
         let description: String
-        let options: ImageDownloaderOptions
-        let allowsIncompleteImages: Bool?
-        let maximumPixelCount: Int?
-        let thumbnail: Bool
-        let maximumResponseSize: Int?
-
-        init(
-            _ name: String, _ options: ImageDownloaderOptions = [], allowsIncompleteImages: Bool? = nil,
-            maximumPixelCount: Int? = nil, thumbnail: Bool = false, maximumResponseSize: Int? = nil
-        ) {
-            self.description = name
-            self.options = options
-            self.allowsIncompleteImages = allowsIncompleteImages
-            self.maximumPixelCount = maximumPixelCount
-            self.thumbnail = thumbnail
-            self.maximumResponseSize = maximumResponseSize
-        }
-
-        var context: ImageDownloaderContext {
-            ImageDownloaderContext(
-                thumbnailPixelSize: thumbnail ? CGSize(width: 40, height: 30) : nil,
-                maximumResponseSize: maximumResponseSize, maximumPixelCount: maximumPixelCount,
-                allowsIncompleteImages: allowsIncompleteImages)
-        }
+        var options: ImageDownloaderOptions = []
+        var context = ImageDownloaderContext()
     }
 
     static let kinds: [Kind] = [
-        Kind("decode"),
-        Kind("data only", .avoidDecodeImage),
-        Kind("first frame", .decodeFirstFrameOnly),
-        Kind("progressive", .progressiveLoad),
-        Kind("incomplete allowed", allowsIncompleteImages: true),
-        Kind("pixel limit 10000", maximumPixelCount: 10_000),
-        Kind("thumbnail 40x30", thumbnail: true),
-        Kind("size limit 10000", maximumResponseSize: 10_000),
+        Kind(description: "decode"),
+        Kind(description: "data only", options: .avoidDecodeImage),
+        Kind(description: "first frame", options: .decodeFirstFrameOnly),
+        Kind(description: "progressive", options: .progressiveLoad),
+        Kind(description: "incomplete allowed", context: ImageDownloaderContext(allowsIncompleteImages: true)),
+        Kind(description: "pixel limit 10000", context: ImageDownloaderContext(maximumPixelCount: 10_000)),
+        Kind(description: "thumbnail 40x30", context: ImageDownloaderContext(thumbnailPixelSize: CGSize(width: 40, height: 30))),
+        Kind(description: "size limit 10000", context: ImageDownloaderContext(maximumResponseSize: 10_000)),
     ]
 
     /// A body the test server sends, whole, with an honest length.
@@ -85,7 +63,9 @@ import Testing
     /// one whose presence changes what the transfer may skip).
     static let groups: [[Kind]] = {
         var groups: [[Kind]] = []
-        for first in kinds { for second in kinds where second != first { groups.append([first, second]) } }
+        for first in kinds {
+            for second in kinds where second.description != first.description { groups.append([first, second]) }
+        }
         let others = kinds.filter { $0.options != .avoidDecodeImage }
         let dataOnly = kinds[1]
         for i in others.indices {
@@ -115,7 +95,7 @@ import Testing
         let harness = ScriptedHarness { $0.httpCache = nil }
         let recorders = kinds.map { harness.download(options: $0.options, context: $0.context).0 }
         let transfers = harness.downloader.currentDownloadCount
-        let separate = Set(kinds.map(\.maximumResponseSize)).count
+        let separate = Set(kinds.map(\.context.maximumResponseSize)).count
         #expect(transfers == separate, "\(kinds): callers share a transfer unless their size limits differ")
         for index in 0..<transfers {
             let transfer = try #require(await harness.transport.transfer(index))
@@ -134,13 +114,14 @@ import Testing
     @Test(arguments: BodyKind.allCases)
     func eachCallerGetsWhatItWouldAloneInEveryJoinOrder(_ kind: BodyKind) async throws {
         let body = kind.body
-        var alone: [Kind: String] = [:]
-        for kind in Self.kinds { alone[kind] = try await answers([kind], body)[0] }
+        var alone: [String: String] = [:]  // by kind
+        for kind in Self.kinds { alone[kind.description] = try await answers([kind], body)[0] }
         var mismatches: [String] = []
         for group in Self.groups {
             let together = try await answers(group, body)
-            for (kind, answer) in zip(group, together) where answer != alone[kind] {
-                mismatches.append("\(kind) after \(group.prefix { $0 != kind }): \(answer), alone: \(alone[kind] ?? "?")")
+            for (kind, answer) in zip(group, together) where answer != alone[kind.description] {
+                let before = group.prefix { $0.description != kind.description }
+                mismatches.append("\(kind) after \(before): \(answer), alone: \(alone[kind.description] ?? "?")")
             }
         }
         #expect(mismatches.isEmpty, "\(mismatches.count) of \(Self.groups.count) groups differ: \(mismatches.prefix(5))")
