@@ -82,7 +82,7 @@ struct TransferOptions: Sendable {
     /// Whether the first bytes are checked for a non-image body (no decryptor hides them). Whatever the first
     /// caller asked: the verdict ends the download early only while every caller decodes, so each caller gets
     /// what it would alone, in any join order.
-    let sniffsBody: Bool
+    var sniffsBody: Bool { decryptor == nil }
     /// The retry policy, or nil when it allows one attempt only: then a failure ends the download without
     /// consulting any retry rule.
     let retryPolicy: ImageDownloaderRetryPolicy?
@@ -115,7 +115,6 @@ struct TransferOptions: Sendable {
         allowsInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
         continuesInBackground = options.contains(.continueInBackground)
         mayDecodeProgressively = context.decryptor == nil
-        sniffsBody = context.decryptor == nil
         let policy = context.retryPolicy ?? DownloadDefaults.retryPolicy
         retryPolicy = policy.maximumAttempts > 1 ? policy : nil
         plumbing = context.plumbing
