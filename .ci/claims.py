@@ -84,14 +84,22 @@ def claims():
     return rows
 
 
+def number_parts(match):
+    """A NUMBER match as (its digits as written, its k/M factor, its decimals, its value): '1,234' -> ('1,234', 1,
+    0, 1234.0), '878.2 k' -> ('878.2', 1000, 1, 878200.0)."""
+    digits = match.group(1).rstrip(",")
+    factor = {"k": 1e3, "M": 1e6}.get(match.group(2), 1)
+    plain = digits.replace(",", "")
+    decimals = len(plain.split(".")[1]) if "." in plain else 0
+    return digits, factor, decimals, float(plain) * factor
+
+
 def numbers(text):
     """(value, scale of its last digit) of each number in text: '0.94' -> (0.94, 0.01), '878.2 k' -> (878200, 100)."""
     found = []
     for match in NUMBER.finditer(text.replace("\u2009", " ")):
-        digits, suffix = match.group(1).replace(",", ""), match.group(2)
-        factor = {"k": 1e3, "M": 1e6}.get(suffix, 1)
-        decimals = len(digits.split(".")[1]) if "." in digits else 0
-        found.append((float(digits) * factor, factor * 10 ** -decimals))
+        _, factor, decimals, value = number_parts(match)
+        found.append((value, factor * 10 ** -decimals))
     return found
 
 

@@ -11,13 +11,6 @@ os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 spec = importlib.util.spec_from_file_location("claims", ".ci/claims.py"); C = importlib.util.module_from_spec(spec); spec.loader.exec_module(C)
 old = json.load(open(OLD_PATH)); new = json.load(open(C.BENCHMARK)); apply = "--apply" in sys.argv
 
-def parse(m):
-    digits, suffix = m.group(1).rstrip(","), m.group(2)
-    factor = {"k": 1e3, "M": 1e6}.get(suffix, 1)
-    plain = digits.replace(",", "")
-    dec = len(plain.split(".")[1]) if "." in plain else 0
-    return digits, factor, dec, float(plain) * factor
-
 def fmt_like(value, digits, factor, dec):
     if "," in digits and dec == 0:
         return f"{round(value / factor):,}"
@@ -45,7 +38,7 @@ for line, doc, quote, checks in C.claims():
                 problems.append(f"{doc}: {key} not in the new run ({quote[:60]})"); continue
             index = None
             for i, m in enumerate(C.NUMBER.finditer(quote)):
-                digits, factor, dec, val = parse(m)
+                digits, factor, dec, val = C.number_parts(m)
                 if i not in claimed and ov is not None and abs(val - ov) <= factor * 10 ** -dec / 2 + 1e-9:
                     index = i; break
             if index is None:
@@ -53,7 +46,7 @@ for line, doc, quote, checks in C.claims():
                     problems.append(f"{doc}:{line}: {key}: old value {ov} not found in \"{quote}\" (new {nv})")
                 continue
             claimed.add(index)
-            digits, factor, dec, _ = parse(list(C.NUMBER.finditer(quote))[index])
+            digits, factor, dec, _ = C.number_parts(list(C.NUMBER.finditer(quote))[index])
             new_digits = fmt_like(nv, digits, factor, dec)
             if new_digits == digits:
                 continue
