@@ -17,13 +17,20 @@ final class DownloadObservation: Sendable {
     let trace: ImageDownloaderTraceContext?
     /// The URL, for spans and log messages (never a metric label).
     let url: URL?
-    /// Inside the object (no allocation of its own): what changes during the download.
+    /// Inside the object (no allocation of its own): the request in flight and the spans.
     let state: Locked<State>
+    let createdAt = Monotonic.now()
+    /// Counted in `od_queue_depth` (queued, not started).
+    private let queued = Atomic<Bool>(false)
+    /// Set once, by the end (`downloadEnded` reports only the first).
+    private let ended = Atomic<Bool>(false)
+    /// Where the answer's bytes came from (`DownloadSource`'s raw value), known at the end: `od_downloads_total`'s
+    /// `source`, read by each caller's answer.
+    private let source = Atomic<Int>(DownloadSource.network.rawValue)
+    /// The status of the request in flight (0: none yet), swapped out under `state`'s lock when the request ends.
+    let hopStatus = Atomic<Int>(0)
 
     struct State {
-        /// Counted in `od_queue_depth` (queued, not started).
-        var queued = false
-        let createdAt = Monotonic.now()
         /// The request in flight.
         var hop: Hop?
         /// With a tracer only.
@@ -31,9 +38,6 @@ final class DownloadObservation: Sendable {
         /// Requests begun so far (`http.request.resend_count` of the next is this number).
         var requestsBegun = 0
         var sharedFetchWaitBegan: UInt64?
-        /// Where the answer's bytes came from, known at the end (`od_downloads_total`'s `source`).
-        var source = DownloadSource.network
-        var ended = false
     }
 
     /// The spans of a download with a tracer.
@@ -73,21 +77,18 @@ final class DownloadObservation: Sendable {
     /// Handed to the downloader's queue.
     func enqueued() {
         guard let metrics = telemetry?.metrics else { return }
-        state.withLock { $0.queued = true }
+        queued.store(true, ordering: .relaxed)
         metrics.queueDepth.increment(by: 1)
     }
 
     /// `start()` ran (also for an operation cancelled before it started): it leaves the queue, and its span begins.
     func started() {
-        let (wasQueued, createdAt, links) = state.withLock { state in
-            defer { state.queued = false }
-            return (state.queued, state.createdAt, state.spans?.pendingLinks ?? [])
-        }
-        if wasQueued, let metrics = telemetry?.metrics {
+        if queued.exchange(false, ordering: .relaxed), let metrics = telemetry?.metrics {
             metrics.queueDepth.decrement(by: 1)
             metrics.queueWait.record(seconds: Monotonic.seconds(since: createdAt))
         }
         guard let tracer = telemetry?.tracer else { return }
+        let links = state.withLock { $0.spans?.pendingLinks ?? [] }
         let span = tracer.startSpan("image.download", parent: trace, ofKind: .internal, links: links)
         if let url { span.setAttribute(.string(url.absoluteString), forKey: "url.full") }
         // A caller that joined while the span was being made is in `pendingLinks` after the ones it was made with.
@@ -163,22 +164,21 @@ final class DownloadObservation: Sendable {
     /// cache lookup and the duration are counted, the download span ends.
     /// `httpCacheStorage`: the storage of the HTTP cache this download read (nil: none).
     func downloadEnded(error: (any Error)?, _ ending: Ending, httpCacheStorage: String?) {
+        guard !ended.exchange(true, ordering: .relaxed) else { return }
         let source = DownloadSource(ending.source)
-        let (span, first, created) = state.withLock { state in
-            defer {
-                state.ended = true
-                state.source = source
-            }
-            return (state.spans?.download, !state.ended, state.createdAt)
+        self.source.store(source.rawValue, ordering: .relaxed)
+        // One entry: the request still open ends with the download.
+        let (hop, status, requestSpan, span) = state.withLock { state in
+            (state.hop.take(), hopStatus.exchange(0, ordering: .relaxed), state.spans?.request.take(), state.spans?.download)
         }
-        guard first else { return }
-        requestEnded(error: error, httpVersion: nil)
+        let now = Monotonic.now()
+        if let hop { report(hop, status: status, requestSpan, error: error, httpVersion: nil, now: now) }
         if let metrics = telemetry?.metrics {
             if let storage = httpCacheStorage, ending.started {
                 let result = MetricLabels.lookupResult(ending.source, servedStale: ending.servedStale)
                 metrics.counter(MetricName.httpCacheLookups, "storage", storage, "result", result).increment(by: 1)
             }
-            metrics.downloadDuration(source).record(seconds: Monotonic.seconds(since: created))
+            metrics.downloadDuration(source).record(seconds: now > createdAt ? Double(now - createdAt) / 1e9 : 0)
             if let cache = metrics.memoryCache { metrics.memoryCacheBytes.set(Double(cache.memoryUsage)) }
         }
         guard let span else { return }
@@ -196,7 +196,7 @@ final class DownloadObservation: Sendable {
     /// failure by its type too.
     func answered(_ error: (any Error)?) {
         guard let metrics = telemetry?.metrics else { return }
-        let source = state.withLock { $0.source }
+        let source = DownloadSource(rawValue: self.source.load(ordering: .relaxed)) ?? .network
         let result = DownloadResult(error)
         metrics.download(result, source)
         if let error, result == .failure {
@@ -205,9 +205,18 @@ final class DownloadObservation: Sendable {
     }
 }
 
-/// The monotonic clock of durations (wall-clock changes never bend them).
+/// The monotonic clock of durations (wall-clock changes never bend them). On Linux it is read directly:
+/// `DispatchTime.now()` reads the same clock through libdispatch's conversion.
 enum Monotonic {
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    static func now() -> UInt64 {
+        #if os(Linux)
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+        #else
+        DispatchTime.now().uptimeNanoseconds
+        #endif
+    }
 
     static func seconds(since start: UInt64) -> Double {
         let now = now()

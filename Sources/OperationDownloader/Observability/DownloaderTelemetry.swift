@@ -76,9 +76,9 @@ final class DownloaderMetrics: Sendable {
     private let counters = Locked<[LabelledName: any ImageDownloaderCounterHandler]>([:])
     private let timers = Locked<[LabelledName: any ImageDownloaderTimerHandler]>([:])
     /// `od_downloads_total` by result and source, and `od_download_duration_seconds` by source: every report of
-    /// a download, so found by index (made on first use), not by hashing label text.
-    private let downloads = Locked<[(any ImageDownloaderCounterHandler)?]>(Array(repeating: nil, count: DownloadResult.allCases.count * DownloadSource.allCases.count))
-    private let durations = Locked<[(any ImageDownloaderTimerHandler)?]>(Array(repeating: nil, count: DownloadSource.allCases.count))
+    /// a download, so found by index (made on first use) without a lock, not by hashing label text.
+    private let downloads = LazySlots<any ImageDownloaderCounterHandler>(count: DownloadResult.allCases.count * DownloadSource.allCases.count)
+    private let durations = LazySlots<any ImageDownloaderTimerHandler>(count: DownloadSource.allCases.count)
 
     init(sink: any ImageDownloaderMetricsSink, serverAddressLimit: Int, memoryCache: AutoPurgingImageCache?) {
         self.sink = sink
@@ -132,20 +132,15 @@ final class DownloaderMetrics: Sendable {
     /// One caller answered.
     func download(_ result: DownloadResult, _ source: DownloadSource) {
         let index = result.rawValue * DownloadSource.allCases.count + source.rawValue
-        if let counter = downloads.withLock({ $0[index] }) { return counter.increment(by: 1) }
-        let made = sink.makeCounter(label: MetricName.downloads, dimensions: [("result", result.label), ("source", source.label)])
-        downloads.withLock { $0[index] = $0[index] ?? made }
-        made.increment(by: 1)
+        downloads.value(index) {
+            sink.makeCounter(label: MetricName.downloads, dimensions: [("result", result.label), ("source", source.label)])
+        }.increment(by: 1)
     }
 
     /// `od_download_duration_seconds` of downloads whose bytes came from `source`.
     func downloadDuration(_ source: DownloadSource) -> any ImageDownloaderTimerHandler {
-        if let timer = durations.withLock({ $0[source.rawValue] }) { return timer }
-        let made = sink.makeTimer(label: MetricName.downloadDuration, dimensions: [("source", source.label)])
-        return durations.withLock { durations in
-            let timer = durations[source.rawValue] ?? made
-            durations[source.rawValue] = timer
-            return timer
+        durations.value(source.rawValue) {
+            sink.makeTimer(label: MetricName.downloadDuration, dimensions: [("source", source.label)])
         }
     }
 

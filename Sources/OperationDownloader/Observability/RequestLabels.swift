@@ -36,10 +36,11 @@ struct RequestTarget: Sendable, Hashable {
     static func authority(_ text: String) -> (host: String, port: Int?, secure: Bool)? {
         var text = text
         // Contiguous UTF-8 first: a URL's text may be bridged, and walking a bridged string's UTF-8 view is slow.
-        return text.withUTF8 { authority(bytes: $0) }
+        return text.withUTF8 { authority(bytes: $0) }.map { ($0.host, $0.port, $0.secure) }
     }
 
-    private static func authority(bytes: UnsafeBufferPointer<UInt8>) -> (host: String, port: Int?, secure: Bool)? {
+    /// The authority's parts and where it ends (the length of `scheme://authority`, the URL's origin).
+    static func authority(bytes: UnsafeBufferPointer<UInt8>) -> (host: String, port: Int?, secure: Bool, end: Int)? {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
               bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else { return nil }
         let secure = colon == 5 && bytes[0] | 0x20 == UInt8(ascii: "h") && bytes[1] | 0x20 == UInt8(ascii: "t")
@@ -63,7 +64,7 @@ struct RequestTarget: Sendable, Hashable {
         let hostEnd = portColon < 0 ? end : portColon
         guard hostEnd > hostStart, bytes[hostStart] != UInt8(ascii: "[") else { return nil }
         let host = String(decoding: UnsafeBufferPointer(rebasing: bytes[hostStart..<hostEnd]), as: UTF8.self)
-        guard portColon >= 0, portColon + 1 < end else { return (host, nil, secure) }
+        guard portColon >= 0, portColon + 1 < end else { return (host, nil, secure, end) }
         guard end - portColon - 1 <= 5 else { return nil }
         var port = 0
         for i in (portColon + 1)..<end {
@@ -71,7 +72,7 @@ struct RequestTarget: Sendable, Hashable {
             guard digit < 10 else { return nil }
             port = port * 10 + Int(digit)
         }
-        return (host, port, secure)
+        return (host, port, secure, end)
     }
 
     init(method: String, host: String, port: Int) {
@@ -164,6 +165,8 @@ final class RequestEndpoints: Sendable {
 
     private struct Table {
         var last: RequestEndpoint?
+        /// The text up to the end of the authority (`scheme://host:port`) of the last URL resolved to `last`.
+        var lastOrigin: [UInt8] = []
         /// By target, with `_other` (no port) past the limit: never more than `limit + 1` servers per method.
         var all: [RequestTarget: RequestEndpoint] = [:]
     }
@@ -173,11 +176,55 @@ final class RequestEndpoints: Sendable {
         self.sink = sink
     }
 
+    /// The endpoint of `request` (`url`: its URL, read once by the caller). A URL with the last one's origin
+    /// (`scheme://authority`, byte for byte) and method is the last one's endpoint without being parsed: a
+    /// downloader mostly fetches from the same few servers.
+    func endpoint(for request: URLRequest, url: URL?) -> RequestEndpoint {
+        let method = RequestTarget.method(request.httpMethod)
+        guard let url else { return endpoint(for: RequestTarget(request, url: nil)) }
+        var text = url.absoluteString
+        return text.withUTF8 { bytes in
+            if let known = table.withLock({ table -> RequestEndpoint? in
+                guard let last = table.last, last.target.method == method, Self.has(origin: table.lastOrigin, bytes) else { return nil }
+                return last
+            }) { return known }
+            let parsed = RequestTarget.authority(bytes: bytes)
+            let target = if let parsed {
+                RequestTarget(method: method, host: parsed.host, port: parsed.port ?? (parsed.secure ? 443 : 80))
+            } else {
+                RequestTarget(request, url: url)
+            }
+            let endpoint = endpoint(for: target)
+            if let parsed {
+                let origin = Array(UnsafeBufferPointer(rebasing: bytes[..<parsed.end]))
+                table.withLock { table in
+                    table.last = endpoint
+                    table.lastOrigin = origin
+                }
+            }
+            return endpoint
+        }
+    }
+
+    /// `text` begins with `origin` and its authority ends there.
+    private static func has(origin: [UInt8], _ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !origin.isEmpty, text.count >= origin.count else { return false }
+        if text.count > origin.count {
+            let next = text[origin.count]
+            guard next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#") else { return false }
+        }
+        return origin.withUnsafeBufferPointer { origin in
+            guard let a = origin.baseAddress, let b = text.baseAddress else { return false }
+            return memcmp(a, b, origin.count) == 0
+        }
+    }
+
     func endpoint(for target: RequestTarget) -> RequestEndpoint {
         if let known = table.withLock({ table -> RequestEndpoint? in
             if let last = table.last, last.target == target { return last }
             guard let found = table.all[target] else { return nil }
             table.last = found
+            table.lastOrigin = []
             return found
         }) { return known }
         let address = addresses.label(target.host, port: target.port)
@@ -188,6 +235,7 @@ final class RequestEndpoints: Sendable {
             let endpoint = table.all[key] ?? made
             table.all[key] = endpoint
             table.last = endpoint
+            table.lastOrigin = []
             return endpoint
         }
     }

@@ -44,7 +44,7 @@ extension ImageDownloaderOperation {
             end.retryWait?.cancel()
             if let clocks = end.clocks { clocks.timeouts.stop(clocks.running) }
             end.transferToCancel?.cancel()
-            if let observation { observeEnd(end.ending, observation) }
+            if let observation { observeEnd(end, observation) }
             callers.answerAll(end.ending, after: end.notifications, object: self)
             release(end.release)
             setFinished()
@@ -64,13 +64,10 @@ extension ImageDownloaderOperation {
     }
 
     /// [Observability] The end's report, before the answers: the open request, the HTTP cache lookup, the span.
-    private func observeEnd(_ ending: DownloadEnding, _ observation: DownloadObservation) {
-        let error: (any Error)? = if case .failure(let error) = ending { error } else { nil }
+    private func observeEnd(_ end: DownloadStateMachine.Finish, _ observation: DownloadObservation) {
+        let error: (any Error)? = if case .failure(let error) = end.ending { error } else { nil }
         let storage = httpTransaction?.mayStore == true ? httpTransaction?.cache?.storageLabel : nil
-        let (source, servedStale, started, attempts) = modifyState { $0.observedEnd }
-        observation.downloadEnded(
-            error: error, .init(source: source, servedStale: servedStale, started: started, attempts: attempts),
-            httpCacheStorage: storage)
+        observation.downloadEnded(error: error, end.observed, httpCacheStorage: storage)
     }
 
     /// Drops everything big before `isFinished` flips: finished operations can linger in OperationQueue.

@@ -94,6 +94,9 @@ import TestRequirements
                 metrics.makeCounter(label: "od_downloads_total", dimensions: [("result", "success"), ("source", "network")]).increment(by: 1)
                 metrics.makeTimer(label: "od_decode_duration_seconds", dimensions: [("format", "f\(i % 7)")]).recordNanoseconds(1_000_000)
                 metrics.makeMeter(label: "od_queue_depth", dimensions: []).increment(by: 1)
+                let inUse = metrics.makeMeter(label: "od_decode_budget_bytes", dimensions: [("state", "in_use")])
+                inUse.increment(by: 1.5)
+                inUse.decrement(by: 1)
             }
         }
         for text in renderings.current { _ = try Exposition(text) }
@@ -101,6 +104,9 @@ import TestRequirements
         #expect(parsed.value("od_downloads_total", ["result": "success", "source": "network"]) == 40_000)
         #expect(parsed.total("od_decode_duration_seconds_count") == 40_000)
         #expect(parsed.value("od_queue_depth") == 40_000)
+        #expect(parsed.value("od_decode_budget_bytes", ["state": "in_use"]) == 20_000)
+        // Each series' sum gains every observation: 40,000 of a millisecond (a lost update would miss 1 ms).
+        #expect(abs(parsed.total("od_decode_duration_seconds_sum") - 40) < 1e-6)
         #expect(metrics.total("od_decode_duration_seconds") == 40_000)
     }
 

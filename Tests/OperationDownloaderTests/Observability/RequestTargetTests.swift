@@ -31,4 +31,26 @@ import Testing
         #expect(RequestTarget.method("PROPFIND") == "_OTHER")
         #expect(RequestTarget.method("get") == "_OTHER")
     }
+
+    /// A URL with the last one's origin reuses its endpoint without being parsed; every other pair of URLs in the
+    /// list, in both orders, must get the endpoint of its own host, port and method.
+    @Test func anEndpointFoundByTheLastOriginIsTheURLsOwn() throws {
+        let texts = Self.urls + [
+            "http://127.0.0.1:3804/a", "http://127.0.0.1:38045", "http://127.0.0.1:38045?x", "http://127.0.0.1/a",
+            "http://127.0.0.10:38045/a", "https://images.example.com.evil.test/a", "http://host.test:8080/y",
+        ]
+        for first in texts {
+            for second in texts {
+                let endpoints = RequestEndpoints(limit: 100, sink: PrometheusMetrics())
+                for (text, method) in [(first, "GET"), (second, "GET"), (second, "HEAD")] {
+                    let url = try #require(URL(string: text))
+                    var request = URLRequest(url: url)
+                    request.httpMethod = method
+                    let target = endpoints.endpoint(for: request, url: url).target
+                    let expected = RequestTarget(request, url: url)
+                    #expect(target == expected, "\(first) then \(text) \(method)")
+                }
+            }
+        }
+    }
 }

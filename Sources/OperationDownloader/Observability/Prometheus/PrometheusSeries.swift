@@ -1,9 +1,8 @@
 import Foundation
 import Synchronization
 
-/// One labelled series of a `PrometheusMetrics` family: a counter (an atomic), a gauge or a histogram (each
-/// behind its own small lock), so an update never waits for another series or for a rendering (which reads each
-/// series once).
+/// One labelled series of a `PrometheusMetrics` family: a counter, a gauge or a histogram, each of atomics, so
+/// an update takes no lock and never waits for another series or for a rendering (which reads each series once).
 enum PrometheusSeries: Sendable {
     case counter(PrometheusCounter)
     case gauge(PrometheusGauge)
@@ -35,27 +34,40 @@ final class PrometheusCounter: ImageDownloaderCounterHandler, Sendable {
     var current: Int64 { value.load(ordering: .relaxed) }
 }
 
-/// A gauge series (its lock is inside the object: one allocation per series).
+/// A gauge series: the value's bits in one atomic (a set is a store, a change a compare-and-exchange loop).
 final class PrometheusGauge: ImageDownloaderMeterHandler, Sendable {
-    private let value = Locked<Double>(0)
+    private let bits = Atomic<UInt64>(0.0.bitPattern)
 
     func set(_ value: Double) {
-        self.value.withLock { $0 = value }
+        bits.store(value.bitPattern, ordering: .relaxed)
     }
 
     func increment(by amount: Double) {
-        value.withLock { $0 += amount }
+        change { $0 + amount }
     }
 
     func decrement(by amount: Double) {
-        value.withLock { $0 -= amount }
+        change { $0 - amount }
     }
 
-    var current: Double { value.withLock { $0 } }
+    private func change(_ update: (Double) -> Double) {
+        var old = bits.load(ordering: .relaxed)
+        while true {
+            let (exchanged, found) = bits.compareExchange(
+                expected: old, desired: update(Double(bitPattern: old)).bitPattern, ordering: .relaxed)
+            if exchanged { return }
+            old = found
+        }
+    }
+
+    var current: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
 }
 
-/// A histogram series: a count per bucket (not cumulative; the exposition adds them up), the sum and the count.
-final class PrometheusHistogram: ImageDownloaderTimerHandler, Sendable {
+/// A histogram series: an atomic count per bucket (not cumulative; the exposition adds them up) and the sum's
+/// bits, so an observation takes no lock. The count is the buckets' total, so `_count` always equals the `+Inf`
+/// bucket; a rendering during an observation may see its bucket without its sum (Prometheus' own clients read
+/// their histograms the same way).
+final class PrometheusHistogram: ImageDownloaderTimerHandler, @unchecked Sendable {  // `cells` are atomics
     struct Snapshot: Sendable {
         /// Observations per bucket of `upperBounds`, then one for `+Inf`.
         var counts: [UInt64]
@@ -65,11 +77,19 @@ final class PrometheusHistogram: ImageDownloaderTimerHandler, Sendable {
 
     /// Finite, sorted upper bounds in seconds.
     let upperBounds: [Double]
-    private let state: Locked<Snapshot>
+    /// One count per bucket (`upperBounds.count + 1`), then the sum's bits.
+    private let cells: UnsafeMutablePointer<Atomic<UInt64>>
+    private var cellCount: Int { upperBounds.count + 2 }
 
     init(upperBounds: [Double]) {
         self.upperBounds = upperBounds
-        state = Locked(Snapshot(counts: Array(repeating: 0, count: upperBounds.count + 1), sum: 0, count: 0))
+        cells = .allocate(capacity: upperBounds.count + 2)
+        for i in 0..<(upperBounds.count + 2) { (cells + i).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        cells.deinitialize(count: cellCount)
+        cells.deallocate()
     }
 
     func recordNanoseconds(_ duration: Int64) {
@@ -84,12 +104,20 @@ final class PrometheusHistogram: ImageDownloaderTimerHandler, Sendable {
             index = i
             break
         }
-        state.withLock {
-            $0.counts[index] &+= 1
-            $0.sum += seconds
-            $0.count &+= 1
+        cells[index].wrappingAdd(1, ordering: .relaxed)
+        let sum = cells + (upperBounds.count + 1)
+        var old = sum.pointee.load(ordering: .relaxed)
+        while true {
+            let (exchanged, found) = sum.pointee.compareExchange(
+                expected: old, desired: (Double(bitPattern: old) + seconds).bitPattern, ordering: .relaxed)
+            if exchanged { return }
+            old = found
         }
     }
 
-    var snapshot: Snapshot { state.withLock { $0 } }
+    var snapshot: Snapshot {
+        let counts = (0...upperBounds.count).map { cells[$0].load(ordering: .relaxed) }
+        let sum = Double(bitPattern: cells[upperBounds.count + 1].load(ordering: .relaxed))
+        return Snapshot(counts: counts, sum: sum, count: counts.reduce(0, &+))
+    }
 }

@@ -57,6 +57,8 @@ struct DownloadStateMachine {
         var clocks: Clocks?
         var transferToCancel: (any TransportTransfer)?
         var release: Release
+        /// What the end tells the download's observation, read in the same transition.
+        var observed: DownloadObservation.Ending
     }
 
     /// A failed attempt's retry: its clocks stopped, its transfer cancelled if asked, its own
@@ -155,8 +157,10 @@ struct DownloadStateMachine {
     }
 
     /// What the end of a download tells its observation (Observability/), read without copying the metrics.
-    var observedEnd: (source: ImageDownloadMetrics.Source, servedStale: Bool, started: Bool, attempts: Int) {
-        (recordedMetrics.source, recordedMetrics.servedStale, recordedMetrics.startedAt != nil, max(1, requestsSent))
+    private var observedEnd: DownloadObservation.Ending {
+        DownloadObservation.Ending(
+            source: recordedMetrics.source, servedStale: recordedMetrics.servedStale,
+            started: recordedMetrics.startedAt != nil, attempts: max(1, requestsSent))
     }
 
     /// The running attempt, if any (its fields are read and written only under the operation's lock).
@@ -215,7 +219,8 @@ struct DownloadStateMachine {
         if cancelRequested || cancelledBefore {
             state = .finished
             return (.finish(Finish(
-                ending: .failure(ImageDownloaderError.cancelled), notifications: [], release: takeRelease())),
+                ending: .failure(ImageDownloaderError.cancelled), notifications: [], release: takeRelease(),
+                observed: observedEnd)),
                 .alreadyStarted)
         }
         state = .starting
@@ -312,7 +317,7 @@ struct DownloadStateMachine {
         return .finish(Finish(
             ending: ending, notifications: postsStop ? alsoPosting.union(.stop) : alsoPosting,
             retryWait: retryWait, clocks: clocks, transferToCancel: cancelTransfer ? attempt?.transfer : nil,
-            release: takeRelease()))
+            release: takeRelease(), observed: observedEnd))
     }
 
     /// Hands out what the end releases; decoders go with it.
