@@ -25,14 +25,14 @@ extension DownloadObservation {
 
     /// A final decode begins.
     func decodeBegins() -> Decode {
-        let parent = state.withLock { $0.spans?.download }?.context ?? trace
-        let span = telemetry?.tracer?.startSpan("image.decode", parent: parent, ofKind: .internal, links: [])
+        let parent = spans?.withLock { $0.download }?.context ?? trace
+        let span = self.tracer?.startSpan("image.decode", parent: parent, ofKind: .internal, links: [])
         return Decode(span: span)
     }
 
     /// The decode's hook for `ImageDecodingOptions.budgetWaited`: the wait is timed and reported at once.
     func budgetWaitHook(for decode: Decode) -> DecodeBudgetWaitHook {
-        let metrics = telemetry?.metrics
+        let metrics = self.metrics
         let logger = telemetry?.logger
         let url = self.url
         return DecodeBudgetWaitHook { nanoseconds in
@@ -49,7 +49,7 @@ extension DownloadObservation {
         let total = Monotonic.now() &- decode.began
         let waited = decode.waited
         let working = total > waited ? total - waited : 0
-        if let metrics = telemetry?.metrics {
+        if let metrics = self.metrics {
             metrics.timer(MetricName.decodeDuration, "format", MetricLabels.format(format)).recordNanoseconds(Int64(clamping: working))
             metrics.sampleDecodeBudget(budget)
             if case .exceedsDecodingBudget? = error as? ImageDecodingError {

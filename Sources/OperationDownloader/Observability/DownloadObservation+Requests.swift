@@ -8,14 +8,6 @@ import FoundationNetworking
 /// `http_client_active_requests` while it runs, observed once in `http_client_request_duration_seconds` when it
 /// ends, and (with a tracer) has its own client span.
 extension DownloadObservation {
-    struct Hop {
-        let began: UInt64
-        /// Its method, host and port (and the host's `server_address`, `_other` past the downloader's limit), with
-        /// their gauge and histograms; nil without a metrics sink. (Its span is in `State.spans`, its status in
-        /// `hopStatus`.)
-        let endpoint: RequestEndpoint?
-    }
-
     /// A request is about to be sent (the first of an attempt: the download's first, a retry's, a refetch's):
     /// the request to send, with its `traceparent` when the download has a trace. A request still open ends
     /// first, with the status it got. `url`: the request's, read once by the caller.
@@ -39,23 +31,33 @@ extension DownloadObservation {
     /// calls do nothing until the next request begins. Without `error`, a status of 400 or more is the error
     /// type (OpenTelemetry's rule).
     func requestEnded(error: (any Error)?, httpVersion: String?) {
-        let (taken, status, span) = state.withLock { state -> (Hop?, Int, (any ImageDownloaderSpan)?) in
-            (state.hop.take(), hopStatus.exchange(0, ordering: .relaxed), state.spans?.request.take())
-        }
-        guard let hop = taken else { return }
-        report(hop, status: status, span, error: error, httpVersion: httpVersion, now: Monotonic.now())
+        let span = spans?.withLock { $0.request.take() }
+        endHop(span, error: error, httpVersion: httpVersion, now: Monotonic.now())
     }
 
-    /// Observes the end of `hop`, which got `status` (0: none), at `now` (`Monotonic`).
-    func report(_ hop: Hop, status: Int, _ span: (any ImageDownloaderSpan)?, error: (any Error)?, httpVersion: String?, now: UInt64) {
-        let seconds = now > hop.began ? Double(now - hop.began) / 1e9 : 0
+    /// Takes the request in flight out of the atomics (nothing when another end took it first) and observes its
+    /// end at `now` (`Monotonic`) with `span`, its span (taken by the caller from `spans`).
+    func endHop(_ span: (any ImageDownloaderSpan)?, error: (any Error)?, httpVersion: String?, now: UInt64) {
+        let endpoint = hopEndpoint.exchange(0, ordering: .acquiringAndReleasing)
+        guard endpoint != 0 || span != nil else { return }
+        report(endpoint: endpoint, began: hopBegan.load(ordering: .relaxed), status: hopStatus.exchange(0, ordering: .relaxed),
+               span, error: error, httpVersion: httpVersion, now: now)
+    }
+
+    /// Observes the end of a request to `endpoint` (an unretained `RequestEndpoint`, 0: none) that began at `began`
+    /// and got `status` (0: none).
+    private func report(
+        endpoint address: UInt, began: UInt64, status: Int, _ span: (any ImageDownloaderSpan)?, error: (any Error)?,
+        httpVersion: String?, now: UInt64
+    ) {
         var errorType = error.flatMap(MetricLabels.requestErrorType) ?? ""
         if errorType.isEmpty, status >= 400 { errorType = String(status) }
         let version = MetricLabels.protocolVersion(httpVersion) ?? ""
-        if let endpoint = hop.endpoint {
+        if let pointer = UnsafeRawPointer(bitPattern: address) {
+            let endpoint = Unmanaged<RequestEndpoint>.fromOpaque(pointer).takeUnretainedValue()
             endpoint.active.decrement(by: 1)
             let outcome = RequestOutcome(status: status, errorType: errorType, protocolVersion: version)
-            endpoint.timer(outcome).record(seconds: seconds)
+            endpoint.timer(outcome).record(seconds: now > began ? Double(now - began) / 1e9 : 0)
         }
         guard let span else { return }
         if status > 0 { span.setAttribute(.int(Int64(status)), forKey: "http.response.status_code") }
@@ -68,19 +70,18 @@ extension DownloadObservation {
         span.end()
     }
 
-    /// The request still open (if any) ends, and `request` begins: one entry into the state without a tracer.
-    /// With one, the open request's span ends before the new one starts, as spans nest.
+    /// The request still open (if any) ends, and `request` begins. With a tracer the open request's span ends
+    /// before the new one starts, as spans nest.
     private func begin(_ request: URLRequest, url: URL?) -> URLRequest {
-        let tracer = telemetry?.tracer
-        if tracer != nil { requestEnded(error: nil, httpVersion: nil) }
-        let endpoint = telemetry?.metrics?.endpoints.endpoint(for: request, url: url)
+        if spans != nil { requestEnded(error: nil, httpVersion: nil) }
+        let endpoint = metrics?.endpoints.endpoint(for: request, url: url)
         endpoint?.active.increment(by: 1)
         var span: (any ImageDownloaderSpan)?
         var downloadSpan: (any ImageDownloaderSpan)?
-        if let tracer {
+        if let tracer, let spans {
             let target = RequestTarget(request, url: url)
             let index: Int
-            (downloadSpan, index) = state.withLock { ($0.spans?.download, $0.requestsBegun) }
+            (downloadSpan, index) = spans.withLock { ($0.download, $0.requestsBegun) }
             let made = tracer.startSpan(target.method, parent: downloadSpan?.context ?? trace, ofKind: .client, links: [])
             made.setAttribute(.string(target.method), forKey: "http.request.method")
             made.setAttribute(.string(target.host), forKey: "server.address")
@@ -88,18 +89,19 @@ extension DownloadObservation {
             if let url { made.setAttribute(.string(url.absoluteString), forKey: "url.full") }
             if index > 0 { made.setAttribute(.int(Int64(index)), forKey: "http.request.resend_count") }
             span = made
+            spans.withLock { spans in
+                spans.request = made
+                spans.requestsBegun += 1
+            }
         }
+        // The new request in, the open one (without a tracer: ended here) out. A cancel's end racing a redirect
+        // between these swaps can time one request from the other's start; the active count stays exact.
         let now = Monotonic.now()
-        let hop = Hop(began: now, endpoint: endpoint)
-        let (open, openStatus) = state.withLock { state -> (Hop?, Int) in
-            let open = state.hop.take()
-            state.hop = hop
-            state.requestsBegun += 1
-            if let span { state.spans?.request = span }
-            return (open, hopStatus.exchange(0, ordering: .relaxed))
-        }
-        // Without a tracer the open request (with no span) ends here, after the swap.
-        if let open { report(open, status: openStatus, nil, error: nil, httpVersion: nil, now: now) }
+        let address = endpoint.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0
+        let open = hopEndpoint.exchange(address, ordering: .acquiringAndReleasing)
+        let openBegan = hopBegan.exchange(now, ordering: .relaxed)
+        let openStatus = hopStatus.exchange(0, ordering: .relaxed)
+        if open != 0 { report(endpoint: open, began: openBegan, status: openStatus, nil, error: nil, httpVersion: nil, now: now) }
         // The request's own span id, under the caller's trace (or the tracer's, when it propagates).
         guard let context = span?.context ?? (downloadSpan?.context ?? trace)?.withNewSpanID() else { return request }
         var stamped = request

@@ -13,12 +13,15 @@ import FoundationNetworking
 final class DownloadObservation: Sendable {
     /// The downloader's sink, tracer and log hook; nil when only the trace context travels.
     let telemetry: DownloaderTelemetry?
+    /// The telemetry's sink handlers and tracer, held here: every report reads one of them.
+    let metrics: DownloaderMetrics?
+    let tracer: (any ImageDownloaderTracer)?
     /// The caller's trace (the first caller's, for a coalesced download): every request carries it.
     let trace: ImageDownloaderTraceContext?
     /// The URL, for spans and log messages (never a metric label).
     let url: URL?
-    /// Inside the object (no allocation of its own): the request in flight and the spans.
-    let state: Locked<State>
+    /// The spans, with a tracer only (a download without one allocates no lock).
+    let spans: Locked<Spans>?
     let createdAt = Monotonic.now()
     /// Counted in `od_queue_depth` (queued, not started).
     private let queued = Atomic<Bool>(false)
@@ -27,18 +30,15 @@ final class DownloadObservation: Sendable {
     /// Where the answer's bytes came from (`DownloadSource`'s raw value), known at the end: `od_downloads_total`'s
     /// `source`, read by each caller's answer.
     private let source = Atomic<Int>(DownloadSource.network.rawValue)
-    /// The status of the request in flight (0: none yet), swapped out under `state`'s lock when the request ends.
+    /// The request in flight (DownloadObservation+Requests.swift), in atomics rather than behind a lock: each
+    /// request swaps them in and its end swaps them out, so it is observed once. Its endpoint, unretained (0:
+    /// none): endpoints live in `metrics.endpoints`, which never drops one and which this object keeps alive.
+    let hopEndpoint = Atomic<UInt>(0)
+    /// When it began (`Monotonic`), and its status (0: none yet).
+    let hopBegan = Atomic<UInt64>(0)
     let hopStatus = Atomic<Int>(0)
-
-    struct State {
-        /// The request in flight.
-        var hop: Hop?
-        /// With a tracer only.
-        var spans: Spans?
-        /// Requests begun so far (`http.request.resend_count` of the next is this number).
-        var requestsBegun = 0
-        var sharedFetchWaitBegan: UInt64?
-    }
+    /// When a wait for another process's fetch began (0: not waiting).
+    private let sharedFetchWaitStart = Atomic<UInt64>(0)
 
     /// The spans of a download with a tracer.
     struct Spans {
@@ -47,15 +47,17 @@ final class DownloadObservation: Sendable {
         var request: (any ImageDownloaderSpan)?
         /// Callers' traces that joined before the download span existed.
         var pendingLinks: [ImageDownloaderTraceContext] = []
+        /// Requests begun so far (`http.request.resend_count` of the next is this number).
+        var requestsBegun = 0
     }
 
     init(telemetry: DownloaderTelemetry?, trace: ImageDownloaderTraceContext?, url: URL?) {
         self.telemetry = telemetry
+        metrics = telemetry?.metrics
+        tracer = telemetry?.tracer
         self.trace = trace
         self.url = url
-        var state = State()
-        if telemetry?.tracer != nil { state.spans = Spans() }
-        self.state = Locked(state)
+        spans = telemetry?.tracer == nil ? nil : Locked(Spans())
     }
 
     /// The operation's observation: nil without telemetry and without a valid `traceParent` (an invalid one is
@@ -76,26 +78,26 @@ final class DownloadObservation: Sendable {
 
     /// Handed to the downloader's queue.
     func enqueued() {
-        guard let metrics = telemetry?.metrics else { return }
+        guard let metrics = self.metrics else { return }
         queued.store(true, ordering: .relaxed)
         metrics.queueDepth.increment(by: 1)
     }
 
     /// `start()` ran (also for an operation cancelled before it started): it leaves the queue, and its span begins.
     func started() {
-        if queued.exchange(false, ordering: .relaxed), let metrics = telemetry?.metrics {
+        if queued.exchange(false, ordering: .relaxed), let metrics = self.metrics {
             metrics.queueDepth.decrement(by: 1)
             metrics.queueWait.record(seconds: Monotonic.seconds(since: createdAt))
         }
-        guard let tracer = telemetry?.tracer else { return }
-        let links = state.withLock { $0.spans?.pendingLinks ?? [] }
+        guard let tracer, let spans else { return }
+        let links = spans.withLock { $0.pendingLinks }
         let span = tracer.startSpan("image.download", parent: trace, ofKind: .internal, links: links)
         if let url { span.setAttribute(.string(url.absoluteString), forKey: "url.full") }
         // A caller that joined while the span was being made is in `pendingLinks` after the ones it was made with.
-        let joinedMeanwhile: [ImageDownloaderTraceContext] = state.withLock { state in
-            state.spans?.download = span
-            let pending = state.spans?.pendingLinks ?? []
-            state.spans?.pendingLinks = []
+        let joinedMeanwhile: [ImageDownloaderTraceContext] = spans.withLock { spans in
+            spans.download = span
+            let pending = spans.pendingLinks
+            spans.pendingLinks = []
             return Array(pending.dropFirst(links.count))
         }
         for context in joinedMeanwhile { span.addLink(context) }
@@ -104,10 +106,10 @@ final class DownloadObservation: Sendable {
     /// Another caller joined this download: its trace is linked to the download's span (the requests carry the
     /// first caller's trace).
     func callerJoined(trace joined: String?, traceState: String?) {
-        guard telemetry?.tracer != nil, let joined, let context = ImageDownloaderTraceContext(traceParent: joined, traceState: traceState) else { return }
-        let span: (any ImageDownloaderSpan)? = state.withLock { state in
-            if state.spans?.download == nil { state.spans?.pendingLinks.append(context) }
-            return state.spans?.download
+        guard let spans, let joined, let context = ImageDownloaderTraceContext(traceParent: joined, traceState: traceState) else { return }
+        let span: (any ImageDownloaderSpan)? = spans.withLock { spans in
+            if spans.download == nil { spans.pendingLinks.append(context) }
+            return spans.download
         }
         span?.addLink(context)
     }
@@ -127,26 +129,22 @@ final class DownloadObservation: Sendable {
     /// A retry resumed with a Range request: `bytes` were kept instead of fetched again.
     func resumed(bytes: Int) {
         guard bytes > 0 else { return }
-        telemetry?.metrics?.resumedBytes.increment(by: Int64(bytes))
+        self.metrics?.resumedBytes.increment(by: Int64(bytes))
     }
 
     /// Waits for another download of the fleet to fetch this URL into the shared cache.
     func sharedFetchWaitBegan() {
         guard let telemetry else { return }
-        let now = Monotonic.now()
-        state.withLock { $0.sharedFetchWaitBegan = now }
+        sharedFetchWaitStart.store(Monotonic.now(), ordering: .relaxed)
         telemetry.logger.log(
             .debug, "waiting for another download of the fleet to fetch \(url?.absoluteString ?? "this URL") into the shared cache",
             metadata: ["url": url?.absoluteString ?? ""])
     }
 
     func sharedFetchWaitEnded() {
-        guard let metrics = telemetry?.metrics else { return }
-        let began: UInt64? = state.withLock { state in
-            defer { state.sharedFetchWaitBegan = nil }
-            return state.sharedFetchWaitBegan
-        }
-        if let began { metrics.sharedFetchWait.record(seconds: Monotonic.seconds(since: began)) }
+        guard let metrics = self.metrics else { return }
+        let began = sharedFetchWaitStart.exchange(0, ordering: .relaxed)
+        if began != 0 { metrics.sharedFetchWait.record(seconds: Monotonic.seconds(since: began)) }
     }
 
     // MARK: - The end
@@ -167,13 +165,11 @@ final class DownloadObservation: Sendable {
         guard !ended.exchange(true, ordering: .relaxed) else { return }
         let source = DownloadSource(ending.source)
         self.source.store(source.rawValue, ordering: .relaxed)
-        // One entry: the request still open ends with the download.
-        let (hop, status, requestSpan, span) = state.withLock { state in
-            (state.hop.take(), hopStatus.exchange(0, ordering: .relaxed), state.spans?.request.take(), state.spans?.download)
-        }
+        // The request still open ends with the download.
+        let (requestSpan, span) = spans?.withLock { ($0.request.take(), $0.download) } ?? (nil, nil)
         let now = Monotonic.now()
-        if let hop { report(hop, status: status, requestSpan, error: error, httpVersion: nil, now: now) }
-        if let metrics = telemetry?.metrics {
+        endHop(requestSpan, error: error, httpVersion: nil, now: now)
+        if let metrics = self.metrics {
             if let storage = httpCacheStorage, ending.started {
                 let result = MetricLabels.lookupResult(ending.source, servedStale: ending.servedStale)
                 metrics.counter(MetricName.httpCacheLookups, "storage", storage, "result", result).increment(by: 1)
@@ -195,7 +191,7 @@ final class DownloadObservation: Sendable {
     /// A caller answered (`error` nil: with its image): one count by result and by where the bytes came from; a
     /// failure by its type too.
     func answered(_ error: (any Error)?) {
-        guard let metrics = telemetry?.metrics else { return }
+        guard let metrics = self.metrics else { return }
         let source = DownloadSource(rawValue: self.source.load(ordering: .relaxed)) ?? .network
         let result = DownloadResult(error)
         metrics.download(result, source)
