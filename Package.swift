@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "Decoding", dependencies: ["CImageCodecs"]),
         // libcurl for the curl transport, loaded with dlopen at run time: no curl headers or library at build time.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
-        // libdispatch's C barrier for the callback store: the Swift overlay's `sync` costs 10x as much.
+        // libdispatch's C barrier for the callback store: the Swift overlay's generic `sync` costs many times more.
         .target(name: "CDispatchSync"),
         .target(name: "OperationDownloader", dependencies: ["Decoding", "CCurl", "CDispatchSync"]),
         // The command-line tool: a thin `main` over ImagedlCore, which holds everything testable

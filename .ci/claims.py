@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every figure the docs state traces to something that holds it: a test that ran and passed, the
 committed benchmark run, the committed CI run or the committed fuzz run (Docs/Reliability.md, "Claims and their
-checks", lists them).
+checks", lists them), and that every repository path README.md and Docs/ name exists (`missing_paths`).
 
     python3 .ci/claims.py [--events EVENTS.jsonl]    check every listed claim (CI: after the plain test run)
     python3 .ci/claims.py --unlisted [DOC ...]       print figures in the docs that no listed claim covers
@@ -355,6 +355,29 @@ def check(rows, events):
     return failures
 
 
+# --- paths the docs name ------------------------------------------------------------------------------------
+
+REPO_PATH = re.compile(r"(?<![\w/.…-])((?:Sources|Tests|Benchmarks|Fuzz|Docs|\.ci)/[A-Za-z0-9_+./-]*"
+                       r"(?:\.(?:swift|c|h|py|sh|md|json|txt)\b|/))")
+# Paths a doc names that are not this repository's, each with why.
+OUTSIDE_PATHS = {
+    "Sources/MyApp/Thumbnailer.swift": "Docs/Usage.md: where an application puts the example program",
+}
+
+
+def missing_paths():
+    """Every repository path (a file with its extension, or a folder ending in '/') that README.md or Docs/*.md
+    names must exist, so that a moved or deleted file cannot leave a doc pointing at nothing."""
+    docs = ["README.md"] + sorted("Docs/" + f for f in os.listdir(os.path.join(ROOT, "Docs")) if f.endswith(".md"))
+    failures = []
+    for doc in docs:
+        for number, line in enumerate(read(doc).splitlines(), 1):
+            for path in REPO_PATH.findall(line):
+                if path not in OUTSIDE_PATHS and not os.path.exists(os.path.join(ROOT, path)):
+                    failures.append(f"claims: {doc}:{number}: no file or folder {path} (fix the path, or the doc)")
+    return failures
+
+
 # --- the audit aid: figures no claim covers --------------------------------------------------------------
 
 FIGURE = re.compile(r"\d[\d,.]*\s?(?:k\b|M\b)?\s?(?:%|×|x\b|ms\b|µs\b|s\b|min\b|MB\b|MiB\b|GB\b|GiB\b|KB\b|KiB\b|"
@@ -406,6 +429,9 @@ def main():
             print(f"claims: updated the committed run's tables in {doc}")
         return 0
     failures = check(rows, args.events)
+    for message in missing_paths():
+        failures += 1
+        print(message)
     for doc in generated_blocks(update=False):
         failures += 1
         print(f"claims: {doc}: a table of the committed run is stale (run python3 .ci/claims.py --update)")

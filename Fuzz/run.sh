@@ -118,15 +118,15 @@ build_header_fuzzer() {
 header_fuzzer_sources="$HEADER_DIR Fuzz/Sources/HeaderFuzzer.swift Tests/OperationDownloaderTests/Support/HeaderFuzzHarness.swift"
 
 # The Redis client's RESP reader compiles alone too (Foundation only), with its harness
-# Tests/OperationDownloaderTests/Redis/Support/RESPFuzzHarness.swift (shared with RESPFuzzRegressionTests).
+# Tests/OperationDownloaderTests/Caching/Redis/Support/RESPFuzzHarness.swift (shared with RESPFuzzRegressionTests).
 RESP_DIR=Sources/OperationDownloader/Caching/Redis/Client
 build_resp_fuzzer() {
     mkdir -p "$BUILD"
     swiftc -swift-version 6 -O -g -sanitize="$SANITIZE" -parse-as-library -module-name RESPFuzz \
         "$RESP_DIR/RESPReader.swift" "$RESP_DIR/RedisReply.swift" Fuzz/Sources/RESPFuzzer.swift \
-        Tests/OperationDownloaderTests/Redis/Support/RESPFuzzHarness.swift -use-ld=lld -o "$BUILD/resp-fuzzer"
+        Tests/OperationDownloaderTests/Caching/Redis/Support/RESPFuzzHarness.swift -use-ld=lld -o "$BUILD/resp-fuzzer"
 }
-resp_fuzzer_sources="$RESP_DIR/RESPReader.swift $RESP_DIR/RedisReply.swift Fuzz/Sources/RESPFuzzer.swift Tests/OperationDownloaderTests/Redis/Support/RESPFuzzHarness.swift"
+resp_fuzzer_sources="$RESP_DIR/RESPReader.swift $RESP_DIR/RedisReply.swift Fuzz/Sources/RESPFuzzer.swift Tests/OperationDownloaderTests/Caching/Redis/Support/RESPFuzzHarness.swift"
 
 # Builds `$1` when it is missing or older than its sources (always with --build-only).
 ensure_built() {
@@ -385,7 +385,7 @@ done
 mkdir -p "$RESULTS"
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 dirty=false
-[ -z "$(git status --porcelain --untracked-files=no -- Sources Tests/DecodingTests/Support Tests/OperationDownloaderTests/Support Fuzz/Sources 2>/dev/null)" ] || dirty=true
+[ -z "$(git status --porcelain --untracked-files=no -- Sources Tests/DecodingTests/Support Tests/OperationDownloaderTests/Support Tests/OperationDownloaderTests/Caching/Redis/Support Fuzz/Sources 2>/dev/null)" ] || dirty=true
 python3 - "$BUILD/results" "$RESULTS/latest.json" "$MODE" "$SECONDS_PER_TARGET" "$commit" "$dirty" "$((SECONDS - started))" <<'EOF'
 import datetime, json, os, sys
 folder, out, mode, seconds, commit, dirty, wall = sys.argv[1:]

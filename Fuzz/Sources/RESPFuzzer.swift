@@ -1,6 +1,6 @@
 // libFuzzer entry point for the Redis client's RESP reader. Built by Fuzz/run.sh with `-sanitize=fuzzer,address`
 // from Sources/OperationDownloader/Caching/Redis/Client/RESPReader.swift and RedisReply.swift (Foundation only)
-// and the harness Tests/OperationDownloaderTests/Redis/Support/RESPFuzzHarness.swift, shared with
+// and the harness Tests/OperationDownloaderTests/Caching/Redis/Support/RESPFuzzHarness.swift, shared with
 // RESPFuzzRegressionTests. One target: `resp` (whatever a server might send).
 //
 // A crash, an ASan report, a Swift trap (overflow, bounds, a broken invariant) or a hang is a finding.

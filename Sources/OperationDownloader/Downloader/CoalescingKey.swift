@@ -19,7 +19,7 @@ extension ImageDownloaderOptions {
 /// differ only there share the transfer and each gets what it asked for.
 ///
 /// The key hashes its text once, when made: the map of operations in flight is read and written with it up to
-/// five times per download, and hashing a URL's text each time cost about 1.5 k instructions per download.
+/// five times per download, and hashing a URL's text each time was a visible share of a download's cost.
 struct CoalescingKey: Hashable, Sendable {
     /// The URL and whatever else keeps transfers apart.
     let text: String

@@ -9,8 +9,8 @@ extension ImageDownloader {
     static func isSupported(_ url: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased() else { return false }
         switch scheme {
-        // The raw host: percent-decoding it (`url.host`) cost ~1 k instructions per download, and emptiness is
-        // all this asks.
+        // The raw host: emptiness is all this asks, so the host is not percent-decoded (`url.host` would,
+        // on every download).
         case "http", "https": return url.host(percentEncoded: true)?.isEmpty == false
         case "data": return true
         default: return false
@@ -37,8 +37,8 @@ extension ImageDownloader {
     /// transport's backstop lives only in that transport's own copy of the request (URLSessionTransfer).
     ///
     /// Built with as few `URLRequest` mutations as possible: in corelibs Foundation each one copies the
-    /// request when it is shared, and `setValue(_:forHTTPHeaderField:)` costs about 16 k instructions
-    /// (callgrind), several times a whole small download's share of the package. The downloader's headers
+    /// request when it is shared, and `setValue(_:forHTTPHeaderField:)` costs several times a whole small
+    /// download's share of the package (Docs/Downloader.md has the measurement). The downloader's headers
     /// are kept in the form `setValue` produces (see `setValue(_:forHTTPHeaderField:)`), so one assignment
     /// of the merged fields sends the same bytes.
     /// `modified`: a request modifier ran (so the URL may have changed). nil: the modifier returned nil.

@@ -100,8 +100,8 @@ public struct ImageDownloaderConfiguration {
     public var codersManager: ImageCodersManager = DownloadDefaults.codersManager
     /// Whether operations post `imageDownloadStart`, `imageDownloadReceiveResponse`, `imageDownloadStop` and
     /// `imageDownloadFinish`. Turn it off in a server or crawler that never observes them: on Linux the
-    /// start and response notifications cost a hop to the callback queue each, about 5% of the throughput
-    /// of small downloads (Docs/Benchmarks.md).
+    /// start and response notifications cost a hop to the callback queue each, a measurable share of the
+    /// throughput of small downloads (Docs/Benchmarks.md, `download_quiet_ratio_vs_urlsession`).
     public var postsNotifications: Bool = DownloadDefaults.postsNotifications
     /// Where the downloader reports its metrics (`PrometheusMetrics`, or an adapter): requests, downloads, the
     /// HTTP cache, retries, decodes, the queue (Docs/Observability.md). nil (the default) costs nothing. The

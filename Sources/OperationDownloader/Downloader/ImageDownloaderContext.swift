@@ -12,7 +12,7 @@ import FoundationNetworking
 /// the defaults live: Downloader/ResolvedOptions.swift.
 public struct ImageDownloaderContext: Sendable {
     /// Every field, in one immutable object that copies share: a download copies its context about a dozen
-    /// times, and copying eighteen fields (four of them existentials) cost ~2.5 k instructions per download
+    /// times, and each copy of eighteen fields (four of them existentials) retained every one of them
     /// (Docs/Transports.md). A change makes a new object (`update`).
     private var storage: ContextStorage
 

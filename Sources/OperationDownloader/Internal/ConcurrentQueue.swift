@@ -5,9 +5,9 @@ import CDispatchSync
 ///
 /// It calls libdispatch's C functions (`dispatch_sync_f`, `dispatch_barrier_sync_f`, through the
 /// CDispatchSync target) with the section's context on the caller's stack. On Linux the Swift overlay's
-/// `DispatchQueue.sync(flags: .barrier)` runs a generic, unspecialised helper that costs about 2.6 k
-/// instructions a call against 0.2 k for the C function, and the callback store takes two barriers per
-/// download (Docs/Transports.md, "Fewer runtime calls per download").
+/// `DispatchQueue.sync(flags: .barrier)` runs a generic, unspecialised helper that costs many times the C
+/// function, and the callback store takes two barriers per download (Docs/Transports.md, "Fewer runtime calls
+/// per download", has the measurement).
 final class ConcurrentQueue: @unchecked Sendable {  // immutable; libdispatch's queue is safe from any thread
     private let queue: od_concurrent_queue_ref
 

@@ -4,8 +4,8 @@ import Dispatch
 /// One timer for every download's timeouts (URLSession on Linux ignores the resource timeout, and a transport's
 /// own timeout cannot tell transfer time from decoding time).
 ///
-/// Why shared: creating, scheduling and cancelling a `DispatchSourceTimer` per download cost about 30 k
-/// instructions each (callgrind, Docs/Benchmarks.md). Here an operation registers a deadline and a handler
+/// Why shared: creating, scheduling and cancelling a `DispatchSourceTimer` per download was one of the largest
+/// costs of a small download (Docs/Benchmarks.md). Here an operation registers a deadline and a handler
 /// at start and unregisters at finish; a single timer fires at the earliest deadline and runs the expired
 /// handlers outside the lock.
 ///

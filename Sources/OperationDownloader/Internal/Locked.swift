@@ -11,7 +11,7 @@ import Darwin
 ///
 /// The value and its `pthread_mutex_t` share one heap object (`LockedStorage`). An `NSLock` beside the value
 /// cost two more allocations (the lock object and, in corelibs, its malloc'd mutex) and a dynamic call per lock
-/// and unlock: about 0.7 k instructions for every lock a download made (Docs/Transports.md). Copies of a
+/// and unlock, for every lock a download made (Docs/Transports.md, "Fewer objects per download"). Copies of a
 /// `Locked` share the one value, as references to a class would.
 struct Locked<Value>: @unchecked Sendable {  // `storage`'s mutex guards the value
     private let storage: LockedStorage<Value>

@@ -78,7 +78,7 @@ final class CallbackFanOut: Sendable {
     /// Posts `names` in order from one callback-queue block (a block per notification was a measurable share
     /// of a small download's CPU, Docs/Benchmarks.md). `object`, the operation, is typed `Operation` on purpose:
     /// `NotificationCenter` bridges it through `Any`, and from `Operation` that cast costs about half of what it
-    /// costs from `AnyObject` or the subclass (~2.3 k instructions less per post, Docs/Transports.md); observers
+    /// costs from `AnyObject` or the subclass (Docs/Transports.md, "Fewer objects per download"); observers
     /// get the same object.
     func post(_ names: DownloadNotifications, object: Operation) {
         guard postsNotifications, !names.isEmpty else { return }

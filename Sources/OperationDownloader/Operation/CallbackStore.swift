@@ -63,9 +63,9 @@ final class CallbackRecord: @unchecked Sendable {  // everything is immutable ex
 /// Reads use `sync`, every mutation is a barrier. Removing the last caller closes the store in the same
 /// critical section, so no caller can join an operation that is about to be cancelled.
 ///
-/// Every store shares one concurrent queue: a barrier holds only a few instructions, and a queue of its own cost
-/// each download about 6 k instructions to make and destroy (Docs/Transports.md). It is a `ConcurrentQueue`,
-/// which reaches libdispatch's barrier without the Swift overlay's generic `sync` (2.6 k instructions a call).
+/// Every store shares one concurrent queue: a barrier holds only a few instructions, while a queue of its own
+/// would be made and destroyed by every download (Docs/Downloader.md has the measured cost). It is a
+/// `ConcurrentQueue`, which reaches libdispatch's barrier without the Swift overlay's generic `sync`.
 final class CallbackStore: @unchecked Sendable {  // `queue` (concurrent, barrier writes) guards `records` and `closed`
     private static let queue = ConcurrentQueue(label: "OperationDownloader.CallbackStore")
     // Only touched on `queue` (reads beside reads, writes in barriers): no dynamic exclusivity check needed.

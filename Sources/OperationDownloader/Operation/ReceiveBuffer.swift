@@ -11,7 +11,7 @@ import Darwin
 /// anonymous memory mapping (`PageRegion`), which goes back to the system the moment the last `Data` over
 /// it is released. Through malloc the same bodies stayed in the process: glibc raises its mmap threshold
 /// after the first multi-megabyte free, so later bodies land in per-thread arenas, which keep the freed
-/// space (Docs/Benchmarks.md, "Where the memory goes": 17 MiB of the peak of 200 12 MP downloads). Pages the
+/// space (Docs/Benchmarks.md, "Where the memory goes", has what that cost). Pages the
 /// body never reaches (a lying `Content-Length`) are never touched, so they cost address space, not memory.
 struct ReceiveBuffer {
     /// Bodies reaching this size move to a mapping of their own (page-granular: at most 4 KiB of slack).

@@ -267,6 +267,9 @@ final class FixtureServer: Sendable {
             .appendingPathComponent("Support")  // Tests/Support
     }
 
+    /// The package's root folder (Tests/Support's grandparent).
+    static var packageRoot: URL { supportDirectory.deletingLastPathComponent().deletingLastPathComponent() }
+
     /// Tests/Support/Fixtures: the files served by `/images/<file>`, `/drip/<file>`, ...
     static var fixturesDirectory: URL { supportDirectory.appendingPathComponent("Fixtures") }
 

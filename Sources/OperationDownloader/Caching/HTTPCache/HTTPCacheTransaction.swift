@@ -322,8 +322,8 @@ final class HTTPCacheTransaction: @unchecked Sendable {  // `state` is lock-guar
     // MARK: - Downloads without a transaction
 
     /// Whether a download needs a transaction: with neither an HTTP cache to use nor cookies to handle, there is
-    /// nothing to read, add or store, and the download does without one (its object and lock were ~2 k
-    /// instructions a download, Docs/Transports.md).
+    /// nothing to read, add or store, and the download does without one (an object and a lock fewer per
+    /// download, Docs/Transports.md).
     static func isNeeded(cache: HTTPImageCache?, useURLCache: Bool, handleCookies: Bool) -> Bool {
         handleCookies || (useURLCache && cache != nil)
     }

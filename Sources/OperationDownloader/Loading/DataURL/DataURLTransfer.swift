@@ -31,7 +31,7 @@ final class DataURLTransfer: TransportTransfer, @unchecked Sendable {  // `lock`
     /// Whether this transfer serves `url` (its scheme is `data`).
     static func serves(_ url: URL?) -> Bool {
         // On every download's path: "http"/"https" are ruled out by the first byte of the URL's text (the scheme
-        // comes first), which is stored, where `scheme` parses it out (~0.5 k instructions per download).
+        // comes first), which is stored, where `scheme` would parse the URL again on every download.
         guard let url, let first = url.absoluteString.utf8.first, first | 0x20 == UInt8(ascii: "d") else { return false }
         return url.scheme?.lowercased() == "data"
     }

@@ -8,9 +8,9 @@ import FoundationNetworking
 /// these fields; Foundation's `URLResponse` is made only when something asks for one (a caller, a response
 /// modifier, cookies, the HTTP cache, a delegate), once, and then kept.
 ///
-/// Why: corelibs' `HTTPURLResponse` initializer costs 70-97 k instructions per response (it capitalises and
-/// compares every header name through locale-aware string functions), a fifth of a small download on the curl
-/// transport (Docs/Transports.md). URLSession hands its own response through: nothing is rebuilt there.
+/// Why: corelibs' `HTTPURLResponse` initializer capitalises and compares every header name through
+/// locale-aware string functions, a large share of a small download on the curl transport (Docs/Transports.md,
+/// "Measured", has the figure). URLSession hands its own response through: nothing is rebuilt there.
 final class TransportResponse: @unchecked Sendable {  // immutable; a parsed response's Foundation one is lock-guarded (`Locked`)
     let url: URL
     /// nil for a response that is not HTTP (a `data:` URL's plain `URLResponse`).

@@ -31,7 +31,7 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
         var stage = Stage.created
         /// The operation, until the stage ends: then dropped, so no cycle (operation, attempt, transfer) outlives
         /// the transfer. Held strongly: a weak reference would give the operation a side table, and every
-        /// retain of it the slow path (~7 k instructions per download, Docs/Transports.md).
+        /// retain of it the slow path (Docs/Transports.md, "Fewer objects per download").
         var client: (any TransferClient)?
         /// A redirect or challenge completion handler is pending: a cancel waits until it was called.
         var deciding = false
@@ -62,8 +62,8 @@ final class URLSessionTransfer: TransportTransfer, @unchecked Sendable {  // `fl
         let backstop = TransportBackstop.timeout(idle: request.idleTimeout)
         #if canImport(FoundationNetworking)
         // corelibs times a request whose `timeoutInterval` was never assigned by the session's request timeout.
-        // When that is the backstop already, the assignment is skipped: it copies the shared request (~7 k
-        // instructions, Docs/Transports.md). `CorelibsRequestTimeoutTests` checks the corelibs fact.
+        // When that is the backstop already, the assignment is skipped: it would copy the shared request, on
+        // every download (Docs/Transports.md). `CorelibsRequestTimeoutTests` checks the corelibs fact.
         let sessionSetsBackstop = request.timeoutIntervalIsUnset && sessionRequestTimeout == backstop
         #else
         let sessionSetsBackstop = false

@@ -8,7 +8,9 @@ import FoundationNetworking
 /// transition between phases (the AsyncHTTPClient `HTTPRequestStateMachine` shape, Docs/Architecture.md has the
 /// diagram).
 ///
-/// No locks, no I/O, no user code: `ImageDownloaderOperation` holds it in its one lock and sends every event
+/// It takes no lock of its own and runs no user code, but it is not yet a pure value: it holds the transfer's
+/// `Attempt` (a class), the transport and the background task, makes the coder queue and reads the clock
+/// (`Date()`) for the metrics. `ImageDownloaderOperation` holds it in its one lock and sends every event
 /// through ONE helper (`modifyStateAndRunActions`, ImageDownloaderOperation+StateMachine.swift), which applies
 /// the transition under the lock and performs the returned `Action` outside it. Each fact is stored once: the
 /// phase (which also says which transfer is live), the attempt count (`requestsSent`), and whether

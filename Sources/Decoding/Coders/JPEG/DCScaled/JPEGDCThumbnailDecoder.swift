@@ -1,7 +1,8 @@
 import Foundation
 
 /// The shrink-on-load fast path for baseline JPEGs whose thumbnail needs 1/8 scale or less: the same pixels
-/// as libjpeg's `scale_denom = 8` decode, about 1.6× faster (Docs/Processing.md).
+/// as libjpeg's `scale_denom = 8` decode, faster because it skips what libjpeg decodes and throws away
+/// (Docs/Processing.md has the timings).
 ///
 /// At 1/8 libjpeg outputs each 8×8 block's DC coefficient (its mean) and, for 4:2:0 chroma, a 2×2 IDCT of a
 /// few coefficients; everything else it decodes is thrown away. `JPEGDCScanner` reads the scan without

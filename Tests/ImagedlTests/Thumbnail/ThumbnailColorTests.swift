@@ -7,9 +7,7 @@ import Decoding
 /// Thumbnails are colour-managed: the pipeline's shrink-on-load decode (the JPEG 1/8 DC path included) returns
 /// sRGB pixels, so a wide-gamut photo does not come out dull.
 struct ThumbnailColorTests {
-    static let fixture = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Support/DecoderFixtures/color_adobergb.jpg")
+    static let fixture = TestFolders.support.appendingPathComponent("DecoderFixtures/color_adobergb.jpg")
 
     @Test(.requires(.lcms2))
     func thumbnailOfAnAdobeRGBPhotoIsConvertedToSRGB() throws {

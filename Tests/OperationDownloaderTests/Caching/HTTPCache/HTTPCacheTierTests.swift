@@ -6,7 +6,7 @@ import Testing
 @testable import OperationDownloader
 
 /// `HTTPImageCache(tiers:)` with two directories standing for a near tier and a far one (the Redis tier's own
-/// tests are in Redis/HTTPCacheTierRedisTests): where hits come from, what is copied up, what every write
+/// tests are in Caching/Redis/HTTPCacheTierRedisTests): where hits come from, what is copied up, what every write
 /// reaches, and freshness judged on the stored response wherever it sits. Each cache instance stands for a
 /// process (its own memory layer).
 @Suite struct HTTPCacheTierTests {

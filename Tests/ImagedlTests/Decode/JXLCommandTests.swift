@@ -7,8 +7,7 @@ import Testing
 /// `imagedl decode` and `imagedl thumbnail` on JPEG XL files (Tests/Support/DecoderFixtures/jxl): the JSON names
 /// the format, frames, duration and loop count; `--rgba --frame N` writes frame N; thumbnails are made from them.
 @Suite(.requires(.libjxl), .offThePool) struct JXLCommandTests {
-    static let fixtures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Support/DecoderFixtures/jxl")
+    static let fixtures = TestFolders.support.appendingPathComponent("DecoderFixtures/jxl")
 
     private static func folder() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("imagedl-jxl-\(UUID().uuidString)")

@@ -6,8 +6,7 @@ import TestRequirements
 
 /// `imagedl decode` dumps sRGB unless `--keep-color-profile`, and its JSON says what colour management did.
 @Suite(.serialized, .offThePool) struct DecodeColorProfileTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Support/DecoderFixtures/color_displayp3.png").path
+    static let fixture = TestFolders.support.appendingPathComponent("DecoderFixtures/color_displayp3.png").path
 
     private func run(_ arguments: [String]) throws -> (ExitCode, [String: Any], Data) {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("decode-color-\(UUID().uuidString).rgba")

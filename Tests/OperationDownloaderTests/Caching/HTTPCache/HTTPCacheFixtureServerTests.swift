@@ -51,9 +51,7 @@ import Testing
     }
 
     func fixture(_ name: String) throws -> Data {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Support/Fixtures/\(name)")
-        return try Data(contentsOf: url)
+        try Data(contentsOf: FixtureServer.fixturesDirectory.appendingPathComponent(name))
     }
 
     @Test func maxAgeSixtyMakesNoSecondRequest() async throws {

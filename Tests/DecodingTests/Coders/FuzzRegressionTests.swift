@@ -8,9 +8,8 @@ import Decoding
 /// incremental decode. A fixed finding must now end with a value or a thrown error: no trap, no broken
 /// invariant, and (under the address sanitizer, as CI runs this suite) no leak.
 @Suite(.serialized, .offThePool) struct FuzzRegressionTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Support/FuzzRegressions")
+    // DecoderFixtures.directory is Tests/Support/DecoderFixtures.
+    static let directory = DecoderFixtures.directory.deletingLastPathComponent().appendingPathComponent("FuzzRegressions")
 
     /// (target, file) for every stored finding.
     static let findings: [Finding] = {

@@ -7,9 +7,7 @@ import Testing
 /// deterministic mutations of typical values through every target, so the harness's invariants hold in every
 /// `swift test` and not only when someone fuzzes.
 @Suite struct HeaderFuzzRegressionTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Support/HeaderFuzzRegressions")
+    static let directory = FixtureServer.supportDirectory.appendingPathComponent("HeaderFuzzRegressions")
 
     struct Finding: Sendable, CustomTestStringConvertible {
         let target: HeaderFuzzTarget

@@ -7,8 +7,7 @@ final class ImagedlProcess: @unchecked Sendable {  // immutable after init; Proc
     static var executable: URL? {
         let bundle = Bundle.main.bundleURL
         let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("imagedl") }
-            + [URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug/imagedl")]
+            + [FixtureServer.packageRoot.appendingPathComponent(".build/debug/imagedl")]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 

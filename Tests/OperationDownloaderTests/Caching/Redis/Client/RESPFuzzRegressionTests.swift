@@ -3,12 +3,10 @@ import Testing
 @testable import OperationDownloader
 
 /// Replays every input the RESP fuzzer ever flagged (Tests/Support/RESPFuzzRegressions/resp/, written by
-/// Fuzz/run.sh) through the fuzzer's own harness (Redis/Support/RESPFuzzHarness.swift), and runs deterministic
-/// mutations of real replies through it, so the reader's invariants hold in every `swift test`.
+/// Fuzz/run.sh) through the fuzzer's own harness (Caching/Redis/Support/RESPFuzzHarness.swift), and runs
+/// deterministic mutations of real replies through it, so the reader's invariants hold in every `swift test`.
 @Suite struct RESPFuzzRegressionTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Support/RESPFuzzRegressions/resp")
+    static let directory = FixtureServer.supportDirectory.appendingPathComponent("RESPFuzzRegressions/resp")
 
     static let findings: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
         .filter { !$0.hasPrefix(".") && $0 != "README.md" }.sorted()
