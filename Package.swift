@@ -11,18 +11,20 @@ let package = Package(
         .executable(name: "imagedl", targets: ["imagedl"]),
     ],
     targets: [
+        // The symbol-table idiom every C shim below fills its entry points with (cdl.h).
+        .target(name: "CDynamicLoading", linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "CImageCodecs",
+            dependencies: ["CDynamicLoading"],
             linkerSettings: [
                 .linkedLibrary("jpeg"),
                 .linkedLibrary("png16"),
                 .linkedLibrary("z"),
-                .linkedLibrary("dl"),
             ]
         ),
         .target(name: "Decoding", dependencies: ["CImageCodecs"]),
         // libcurl for the curl transport, loaded with dlopen at run time: no curl headers or library at build time.
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCurl", dependencies: ["CDynamicLoading"]),
         // libdispatch's C barrier for the callback store: the Swift overlay's `sync` costs 10x as much.
         .target(name: "CDispatchSync"),
         .target(name: "OperationDownloader", dependencies: ["Decoding", "CCurl", "CDispatchSync"]),
