@@ -22,7 +22,7 @@ let package = Package(
                 .linkedLibrary("z"),
             ]
         ),
-        .target(name: "Decoding", dependencies: ["CImageCodecs"]),
+        .target(name: "Decoding", dependencies: ["CImageCodecs", "CDynamicLoading"]),
         // libcurl for the curl transport, loaded with dlopen at run time: no curl headers or library at build time.
         .target(name: "CCurl", dependencies: ["CDynamicLoading"]),
         // libdispatch's C barrier for the callback store: the Swift overlay's `sync` costs 10x as much.
@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "TestRequirements", dependencies: ["Decoding"], path: "Tests/TestRequirements"),
         // Test images the test targets make in code (big animations, PNG and GIF framing helpers, AVIF through avifenc).
         .target(name: "TestImages", dependencies: ["Decoding", "TestRequirements"], path: "Tests/TestImages"),
-        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "TestRequirements", "TestImages"]),
+        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CDynamicLoading", "TestRequirements", "TestImages"]),
         // The code Docs/Usage.md shows, compiled as an application would compile it (a plain import, no
         // @testable); OperationDownloaderTests runs every example and checks the doc quotes it verbatim.
         .target(name: "UsageExamples", dependencies: ["OperationDownloader", "Decoding"], path: "Tests/UsageExamples"),

@@ -87,4 +87,18 @@ import Testing
         #expect(result.status == -1)
         #expect(result.reason == "symbol cdl_no_such_symbol not found")
     }
+
+    /// Swift's own lookups (libwebp's entry points) go through the same table: a found function is callable, a
+    /// missing one fails naming it.
+    @Test func aSwiftLookupResolvesThroughTheTable() throws {
+        let libm = try DynamicLibrary.open("libm.so.6").get()
+        let cosine = try libm.function("cos", as: (@convention(c) (Double) -> Double).self)
+        #expect(cosine(0) == 1)
+        do {
+            _ = try libm.function("cdl_no_such_symbol", as: (@convention(c) () -> Void).self)
+            Issue.record("a symbol libm does not have resolved")
+        } catch {
+            #expect(String(describing: error) == "libm.so.6 unavailable: symbol cdl_no_such_symbol not found")
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import CDynamicLoading
 import Foundation
 
 /// A shared library opened with `dlopen` at run time, so optional libraries (the codecs, lcms2, libcurl) are
@@ -5,7 +6,7 @@ import Foundation
 /// library or resolves a symbol, and, through `load(_:as:resolve:)`, the one cache of loaded libraries.
 ///
 /// The C shims fill their entry-point tables from `handle` with the symbol-table idiom of cdl.h (`shimAPI`);
-/// libwebp's few plain-C entry points are resolved here (`function`). Handles are never closed: loaded libraries
+/// libwebp's few plain-C entry points are resolved here (`function`), through the same idiom. Handles are never closed: loaded libraries
 /// keep function pointers into them for the life of the process, and `dlclose` would make those dangle.
 package struct DynamicLibrary: @unchecked Sendable {  // immutable; the handle is never closed
     package let soname: String
@@ -36,10 +37,19 @@ package struct DynamicLibrary: @unchecked Sendable {  // immutable; the handle i
         return result
     }
 
-    /// `name` as a C function of type `T` (a `@convention(c)` function type).
+    /// `name` as a C function of type `T` (a `@convention(c)` function type), resolved as the C shims resolve
+    /// theirs: through a one-entry symbol table (cdl.h), so `cdl_resolve` is the only place that calls `dlsym`.
     func function<T>(_ name: String, as type: T.Type) throws(LibraryUnavailable) -> T {
-        guard let pointer = dlsym(handle, name) else {
-            throw LibraryUnavailable(soname: soname, reason: "symbol \(name) not found")
+        var pointer: UnsafeMutableRawPointer?
+        var reason = [CChar](repeating: 0, count: 256)
+        let status = name.withCString { cName in
+            var entry = cdl_symbol(name: cName, offset: 0, optional: 0)
+            return withUnsafeMutableBytes(of: &pointer) { slot in
+                cdl_resolve(handle, &entry, 1, slot.baseAddress, &reason, reason.count)
+            }
+        }
+        guard status == 0, let pointer else {
+            throw LibraryUnavailable(soname: soname, reason: stringFromCBuffer(reason))
         }
         return unsafeBitCast(pointer, to: type)
     }
