@@ -11,18 +11,20 @@ let package = Package(
         .executable(name: "imagedl", targets: ["imagedl"]),
     ],
     targets: [
+        // The symbol-table idiom every C shim below fills its entry points with (cdl.h).
+        .target(name: "CDynamicLoading", linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "CImageCodecs",
+            dependencies: ["CDynamicLoading"],
             linkerSettings: [
                 .linkedLibrary("jpeg"),
                 .linkedLibrary("png16"),
                 .linkedLibrary("z"),
-                .linkedLibrary("dl"),
             ]
         ),
-        .target(name: "Decoding", dependencies: ["CImageCodecs"]),
+        .target(name: "Decoding", dependencies: ["CImageCodecs", "CDynamicLoading"]),
         // libcurl for the curl transport, loaded with dlopen at run time: no curl headers or library at build time.
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCurl", dependencies: ["CDynamicLoading"]),
         // libdispatch's C barrier for the callback store: the Swift overlay's generic `sync` costs many times more.
         .target(name: "CDispatchSync"),
         .target(name: "OperationDownloader", dependencies: ["Decoding", "CCurl", "CDispatchSync"]),
@@ -41,7 +43,7 @@ let package = Package(
         .target(name: "TestRequirements", dependencies: ["Decoding"], path: "Tests/TestRequirements"),
         // Test images the test targets make in code (big animations, PNG and GIF framing helpers, AVIF through avifenc).
         .target(name: "TestImages", dependencies: ["Decoding", "TestRequirements"], path: "Tests/TestImages"),
-        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "TestRequirements", "TestImages"]),
+        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CDynamicLoading", "TestRequirements", "TestImages"]),
         // The code Docs/Usage.md shows, compiled as an application would compile it (a plain import, no
         // @testable); OperationDownloaderTests runs every example and checks the doc quotes it verbatim.
         .target(name: "UsageExamples", dependencies: ["OperationDownloader", "Decoding"], path: "Tests/UsageExamples"),

@@ -1,11 +1,11 @@
-// The libcurl entry points, resolved with dlsym from libcurl.so.4 (see ccurl.h). Every wrapper calls
-// through the table filled by ccurl_load; the Swift side calls nothing before a successful load.
+// The libcurl entry points, resolved from libcurl.so.4 through the symbol table below (cdl.h). Every wrapper
+// calls through the table filled by ccurl_load; the Swift side calls nothing before a successful load.
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "ccurl.h"
+#include "cdl.h"
 
 typedef int CURLcode;
 typedef int CURLMcode;
@@ -72,46 +72,39 @@ static struct ccurl_api api;
 #define CCURLVERSION_SIXTH 5
 #define CCURL_MINIMUM_VERSION 0x075000 // 7.80.0: curl_multi_poll/wakeup (7.68) and CURLOPT_PREREQFUNCTION
 
-#define RESOLVE(field, name)                                                                       \
-    do {                                                                                           \
-        *(void **)(&loaded.field) = dlsym(handle, name);                                           \
-        if (!loaded.field) {                                                                       \
-            snprintf(reason, reason_len, "%s has no symbol %s (libcurl too old?)", soname, name); \
-            return -1;                                                                             \
-        }                                                                                          \
-    } while (0)
+static const cdl_symbol curl_symbols[] = {
+    CDL_REQUIRED(struct ccurl_api, global_init, "curl_global_init"),
+    CDL_REQUIRED(struct ccurl_api, version_info, "curl_version_info"),
+    CDL_REQUIRED(struct ccurl_api, easy_init, "curl_easy_init"),
+    CDL_REQUIRED(struct ccurl_api, easy_cleanup, "curl_easy_cleanup"),
+    CDL_REQUIRED(struct ccurl_api, easy_reset, "curl_easy_reset"),
+    CDL_REQUIRED(struct ccurl_api, easy_setopt, "curl_easy_setopt"),
+    CDL_REQUIRED(struct ccurl_api, easy_getinfo, "curl_easy_getinfo"),
+    CDL_REQUIRED(struct ccurl_api, easy_pause, "curl_easy_pause"),
+    CDL_REQUIRED(struct ccurl_api, easy_strerror, "curl_easy_strerror"),
+    CDL_REQUIRED(struct ccurl_api, slist_append, "curl_slist_append"),
+    CDL_REQUIRED(struct ccurl_api, slist_free_all, "curl_slist_free_all"),
+    CDL_REQUIRED(struct ccurl_api, multi_init, "curl_multi_init"),
+    CDL_REQUIRED(struct ccurl_api, multi_cleanup, "curl_multi_cleanup"),
+    CDL_REQUIRED(struct ccurl_api, multi_setopt, "curl_multi_setopt"),
+    CDL_REQUIRED(struct ccurl_api, multi_add_handle, "curl_multi_add_handle"),
+    CDL_REQUIRED(struct ccurl_api, multi_remove_handle, "curl_multi_remove_handle"),
+    CDL_REQUIRED(struct ccurl_api, multi_perform, "curl_multi_perform"),
+    CDL_REQUIRED(struct ccurl_api, multi_poll, "curl_multi_poll"),
+    CDL_REQUIRED(struct ccurl_api, multi_wakeup, "curl_multi_wakeup"),
+    CDL_REQUIRED(struct ccurl_api, multi_info_read, "curl_multi_info_read"),
+    CDL_REQUIRED(struct ccurl_api, multi_strerror, "curl_multi_strerror"),
+};
 
-int ccurl_load(const char *soname, char *reason, size_t reason_len) {
-    void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        const char *why = dlerror();
-        snprintf(reason, reason_len, "%s", why ? why : "dlopen failed");
-        return -1;
-    }
+int ccurl_load(void *dl_handle, char *reason, size_t reason_len) {
     struct ccurl_api loaded;
     memset(&loaded, 0, sizeof loaded);
-    RESOLVE(global_init, "curl_global_init");
-    RESOLVE(version_info, "curl_version_info");
-    RESOLVE(easy_init, "curl_easy_init");
-    RESOLVE(easy_cleanup, "curl_easy_cleanup");
-    RESOLVE(easy_reset, "curl_easy_reset");
-    RESOLVE(easy_setopt, "curl_easy_setopt");
-    RESOLVE(easy_getinfo, "curl_easy_getinfo");
-    RESOLVE(easy_pause, "curl_easy_pause");
-    RESOLVE(easy_strerror, "curl_easy_strerror");
-    RESOLVE(slist_append, "curl_slist_append");
-    RESOLVE(slist_free_all, "curl_slist_free_all");
-    RESOLVE(multi_init, "curl_multi_init");
-    RESOLVE(multi_cleanup, "curl_multi_cleanup");
-    RESOLVE(multi_setopt, "curl_multi_setopt");
-    RESOLVE(multi_add_handle, "curl_multi_add_handle");
-    RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
-    RESOLVE(multi_perform, "curl_multi_perform");
-    RESOLVE(multi_poll, "curl_multi_poll");
-    RESOLVE(multi_wakeup, "curl_multi_wakeup");
-    RESOLVE(multi_info_read, "curl_multi_info_read");
-    RESOLVE(multi_strerror, "curl_multi_strerror");
-
+    if (cdl_resolve(dl_handle, curl_symbols, CDL_COUNT(curl_symbols), &loaded, reason, reason_len) != 0) {
+        // Only an old libcurl lacks one of these (curl_multi_wakeup came in 7.68).
+        size_t length = strlen(reason);
+        snprintf(reason + length, reason_len - length, " (libcurl too old?)");
+        return -1;
+    }
     struct ccurl_version_info_data *info = loaded.version_info(CCURLVERSION_SIXTH);
     if (!info || info->version_num < CCURL_MINIMUM_VERSION) {
         snprintf(reason, reason_len, "libcurl %s is too old: 7.80.0 or newer is needed",

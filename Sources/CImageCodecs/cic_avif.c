@@ -1,11 +1,10 @@
 // libavif through dlsym: loading (with the version check that picks the structure layout), parsing, and decoding
 // frames to RGBA8. The structures are read through the mirrors of cic_avif_abi.h only.
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cic_avif_internal.h"
-#include "cic_dl.h"
+#include "cdl.h"
 
 // A field of an avifDecoder, in the layout of the loaded version (the field has the same type in both mirrors).
 #define DECODER_FIELD(api, decoder, field)                                                    \
@@ -31,10 +30,38 @@ static int layout_for_version(const char *version) {
 
 int cic_avif_supports_version(const char *version) { return layout_for_version(version) >= 0; }
 
+// Read first: the version picks the structure layout, or refuses the library.
+static const cdl_symbol avif_version_symbol[] = {
+    CDL_REQUIRED(cic_avif_api, version_fn, "avifVersion"),
+};
+
+// The encoder's entry points are optional: without them cic_avif_encoder_name reports no encoder.
+static const cdl_symbol avif_symbols[] = {
+    CDL_REQUIRED(cic_avif_api, codec_versions, "avifCodecVersions"),
+    CDL_REQUIRED(cic_avif_api, codec_name, "avifCodecName"),
+    CDL_REQUIRED(cic_avif_api, result_to_string, "avifResultToString"),
+    CDL_REQUIRED(cic_avif_api, decoder_create, "avifDecoderCreate"),
+    CDL_REQUIRED(cic_avif_api, decoder_destroy, "avifDecoderDestroy"),
+    CDL_REQUIRED(cic_avif_api, decoder_set_io_memory, "avifDecoderSetIOMemory"),
+    CDL_REQUIRED(cic_avif_api, decoder_parse, "avifDecoderParse"),
+    CDL_REQUIRED(cic_avif_api, decoder_nth_image, "avifDecoderNthImage"),
+    CDL_REQUIRED(cic_avif_api, decoder_nth_image_timing, "avifDecoderNthImageTiming"),
+    CDL_REQUIRED(cic_avif_api, decoder_is_keyframe, "avifDecoderIsKeyframe"),
+    CDL_REQUIRED(cic_avif_api, rgb_set_defaults, "avifRGBImageSetDefaults"),
+    CDL_REQUIRED(cic_avif_api, image_yuv_to_rgb, "avifImageYUVToRGB"),
+    CDL_OPTIONAL(cic_avif_api, image_create, "avifImageCreate"),
+    CDL_OPTIONAL(cic_avif_api, image_destroy, "avifImageDestroy"),
+    CDL_OPTIONAL(cic_avif_api, image_rgb_to_yuv, "avifImageRGBToYUV"),
+    CDL_OPTIONAL(cic_avif_api, encoder_create, "avifEncoderCreate"),
+    CDL_OPTIONAL(cic_avif_api, encoder_destroy, "avifEncoderDestroy"),
+    CDL_OPTIONAL(cic_avif_api, encoder_write, "avifEncoderWrite"),
+    CDL_OPTIONAL(cic_avif_api, rwdata_free, "avifRWDataFree"),
+};
+
 const cic_avif_api *cic_avif_load(void *dl_handle, char *missing, size_t missing_len) {
-    cic_avif_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
+    cic_avif_api *api = cdl_load(dl_handle, avif_version_symbol, CDL_COUNT(avif_version_symbol), sizeof *api,
+                                 missing, missing_len);
     if (!api) return NULL;
-    CIC_RESOLVE(version_fn, "avifVersion");
     const char *version = api->version_fn();
     int layout = layout_for_version(version);
     if (layout < 0) {
@@ -47,26 +74,10 @@ const cic_avif_api *cic_avif_load(void *dl_handle, char *missing, size_t missing
     }
     api->layout = (cic_avif_layout)layout;
     snprintf(api->version, sizeof api->version, "%s", version);
-    CIC_RESOLVE(codec_versions, "avifCodecVersions");
-    CIC_RESOLVE(codec_name, "avifCodecName");
-    CIC_RESOLVE(result_to_string, "avifResultToString");
-    CIC_RESOLVE(decoder_create, "avifDecoderCreate");
-    CIC_RESOLVE(decoder_destroy, "avifDecoderDestroy");
-    CIC_RESOLVE(decoder_set_io_memory, "avifDecoderSetIOMemory");
-    CIC_RESOLVE(decoder_parse, "avifDecoderParse");
-    CIC_RESOLVE(decoder_nth_image, "avifDecoderNthImage");
-    CIC_RESOLVE(decoder_nth_image_timing, "avifDecoderNthImageTiming");
-    CIC_RESOLVE(decoder_is_keyframe, "avifDecoderIsKeyframe");
-    CIC_RESOLVE(rgb_set_defaults, "avifRGBImageSetDefaults");
-    CIC_RESOLVE(image_yuv_to_rgb, "avifImageYUVToRGB");
-    // The encoder's entry points are optional: without them cic_avif_encoder_name reports no encoder.
-    *(void **)(&api->image_create) = dlsym(dl_handle, "avifImageCreate");
-    *(void **)(&api->image_destroy) = dlsym(dl_handle, "avifImageDestroy");
-    *(void **)(&api->image_rgb_to_yuv) = dlsym(dl_handle, "avifImageRGBToYUV");
-    *(void **)(&api->encoder_create) = dlsym(dl_handle, "avifEncoderCreate");
-    *(void **)(&api->encoder_destroy) = dlsym(dl_handle, "avifEncoderDestroy");
-    *(void **)(&api->encoder_write) = dlsym(dl_handle, "avifEncoderWrite");
-    *(void **)(&api->rwdata_free) = dlsym(dl_handle, "avifRWDataFree");
+    if (cdl_resolve(dl_handle, avif_symbols, CDL_COUNT(avif_symbols), api, missing, missing_len) != 0) {
+        free(api);
+        return NULL;
+    }
     return api;
 }
 

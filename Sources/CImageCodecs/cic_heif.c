@@ -1,11 +1,10 @@
 // libheif through dlsym. The declarations below mirror libheif 1.15's public heif.h (only what is used);
 // the structs passed by value or written to must match its layout exactly.
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cic_heif.h"
-#include "cic_dl.h"
+#include "cdl.h"
 
 struct heif_context;
 struct heif_image_handle;
@@ -60,6 +59,7 @@ struct cic_heif_api {
     int (*image_get_bits_per_pixel)(const struct heif_image *, int channel);
     const uint8_t *(*image_get_plane_readonly)(const struct heif_image *, int channel, int *stride);
     void (*image_release)(const struct heif_image *);
+    struct heif_error (*init)(void *params);  // optional
     // Optional (libheif 1.4+): the primary image's ICC profile ('prof' or 'rICC').
     int (*get_color_profile_type)(const struct heif_image_handle *);
     size_t (*get_raw_color_profile_size)(const struct heif_image_handle *);
@@ -77,45 +77,50 @@ struct cic_heif_file {
     int premultiplied;
 };
 
+// Required entries first; the optional ones (newer libheif) are NULL when absent and checked before use.
+static const cdl_symbol heif_symbols[] = {
+    CDL_REQUIRED(cic_heif_api, get_version, "heif_get_version"),
+    CDL_REQUIRED(cic_heif_api, context_alloc, "heif_context_alloc"),
+    CDL_REQUIRED(cic_heif_api, context_free, "heif_context_free"),
+    CDL_REQUIRED(cic_heif_api, read_from_memory_without_copy, "heif_context_read_from_memory_without_copy"),
+    CDL_REQUIRED(cic_heif_api, get_primary_image_handle, "heif_context_get_primary_image_handle"),
+    CDL_REQUIRED(cic_heif_api, image_handle_release, "heif_image_handle_release"),
+    CDL_REQUIRED(cic_heif_api, image_handle_get_width, "heif_image_handle_get_width"),
+    CDL_REQUIRED(cic_heif_api, image_handle_get_height, "heif_image_handle_get_height"),
+    CDL_REQUIRED(cic_heif_api, decoding_options_alloc, "heif_decoding_options_alloc"),
+    CDL_REQUIRED(cic_heif_api, decoding_options_free, "heif_decoding_options_free"),
+    CDL_REQUIRED(cic_heif_api, decode_image, "heif_decode_image"),
+    CDL_REQUIRED(cic_heif_api, image_get_chroma_format, "heif_image_get_chroma_format"),
+    CDL_REQUIRED(cic_heif_api, image_get_width, "heif_image_get_width"),
+    CDL_REQUIRED(cic_heif_api, image_get_height, "heif_image_get_height"),
+    CDL_REQUIRED(cic_heif_api, image_get_bits_per_pixel, "heif_image_get_bits_per_pixel"),
+    CDL_REQUIRED(cic_heif_api, image_get_plane_readonly, "heif_image_get_plane_readonly"),
+    CDL_REQUIRED(cic_heif_api, image_release, "heif_image_release"),
+    // libheif 1.13+; older versions initialise implicitly.
+    CDL_OPTIONAL(cic_heif_api, init, "heif_init"),
+    // libheif 1.4+: the primary image's ICC profile ('prof' or 'rICC') and nclx colour description.
+    CDL_OPTIONAL(cic_heif_api, get_color_profile_type, "heif_image_handle_get_color_profile_type"),
+    CDL_OPTIONAL(cic_heif_api, get_raw_color_profile_size, "heif_image_handle_get_raw_color_profile_size"),
+    CDL_OPTIONAL(cic_heif_api, get_raw_color_profile, "heif_image_handle_get_raw_color_profile"),
+    CDL_OPTIONAL(cic_heif_api, get_nclx_color_profile, "heif_image_handle_get_nclx_color_profile"),
+    CDL_OPTIONAL(cic_heif_api, nclx_color_profile_free, "heif_nclx_color_profile_free"),
+    // libheif 1.12+; older versions never report premultiplied alpha.
+    CDL_OPTIONAL(cic_heif_api, image_handle_is_premultiplied_alpha, "heif_image_handle_is_premultiplied_alpha"),
+};
+
 const cic_heif_api *cic_heif_load(void *dl_handle, char *missing, size_t missing_len) {
-    cic_heif_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
+    cic_heif_api *api = cdl_load(dl_handle, heif_symbols, CDL_COUNT(heif_symbols), sizeof *api, missing, missing_len);
     if (!api) return NULL;
-    CIC_RESOLVE(get_version, "heif_get_version");
-    CIC_RESOLVE(context_alloc, "heif_context_alloc");
-    CIC_RESOLVE(context_free, "heif_context_free");
-    CIC_RESOLVE(read_from_memory_without_copy, "heif_context_read_from_memory_without_copy");
-    CIC_RESOLVE(get_primary_image_handle, "heif_context_get_primary_image_handle");
-    CIC_RESOLVE(image_handle_release, "heif_image_handle_release");
-    CIC_RESOLVE(image_handle_get_width, "heif_image_handle_get_width");
-    CIC_RESOLVE(image_handle_get_height, "heif_image_handle_get_height");
-    CIC_RESOLVE(decoding_options_alloc, "heif_decoding_options_alloc");
-    CIC_RESOLVE(decoding_options_free, "heif_decoding_options_free");
-    CIC_RESOLVE(decode_image, "heif_decode_image");
-    CIC_RESOLVE(image_get_chroma_format, "heif_image_get_chroma_format");
-    CIC_RESOLVE(image_get_width, "heif_image_get_width");
-    CIC_RESOLVE(image_get_height, "heif_image_get_height");
-    CIC_RESOLVE(image_get_bits_per_pixel, "heif_image_get_bits_per_pixel");
-    CIC_RESOLVE(image_get_plane_readonly, "heif_image_get_plane_readonly");
-    CIC_RESOLVE(image_release, "heif_image_release");
-    // heif_init (libheif 1.13+) loads the decoder plugins; calling it once here, under the Swift side's
-    // load lock, keeps that out of concurrent first decodes. Older versions initialise implicitly.
-    struct heif_error (*init)(void *params) = NULL;
-    *(void **)(&init) = dlsym(dl_handle, "heif_init");
-    if (init) {
-        struct heif_error err = init(NULL);
+    // heif_init loads the decoder plugins; calling it once here, under the Swift side's load lock, keeps that
+    // out of concurrent first decodes.
+    if (api->init) {
+        struct heif_error err = api->init(NULL);
         if (err.code != 0) {
             snprintf(missing, missing_len, "heif_init failed: %s", err.message ? err.message : "unknown error");
             free(api);
             return NULL;
         }
     }
-    *(void **)(&api->get_color_profile_type) = dlsym(dl_handle, "heif_image_handle_get_color_profile_type");
-    *(void **)(&api->get_raw_color_profile_size) = dlsym(dl_handle, "heif_image_handle_get_raw_color_profile_size");
-    *(void **)(&api->get_raw_color_profile) = dlsym(dl_handle, "heif_image_handle_get_raw_color_profile");
-    *(void **)(&api->get_nclx_color_profile) = dlsym(dl_handle, "heif_image_handle_get_nclx_color_profile");
-    *(void **)(&api->nclx_color_profile_free) = dlsym(dl_handle, "heif_nclx_color_profile_free");
-    // Added in libheif 1.12; older versions never report premultiplied alpha.
-    *(void **)(&api->image_handle_is_premultiplied_alpha) = dlsym(dl_handle, "heif_image_handle_is_premultiplied_alpha");
     return api;
 }
 

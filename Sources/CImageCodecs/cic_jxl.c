@@ -1,6 +1,5 @@
 // libjxl through dlsym: the loader, which refuses any version outside 0.7-0.11, and one decode's steps. libjxl's
 // declarations, as checked against its headers of each of those versions, are in cic_jxl_internal.h.
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,7 +7,7 @@
 #include <string.h>
 #include "cic_jxl.h"
 #include "cic_jxl_internal.h"
-#include "cic_dl.h"
+#include "cdl.h"
 
 // Versions whose headers the declarations of cic_jxl_internal.h were checked against (major.minor).
 static int verified_version(uint32_t version) {
@@ -16,10 +15,54 @@ static int verified_version(uint32_t version) {
     return major == 0 && minor >= 7 && minor <= 11;
 }
 
+// Read first: only the versions verified_version accepts are resolved further.
+static const cdl_symbol jxl_version_symbol[] = {
+    CDL_REQUIRED(cic_jxl_api, decoder_version, "JxlDecoderVersion"),
+};
+
+static const cdl_symbol jxl_symbols[] = {
+    CDL_REQUIRED(cic_jxl_api, create, "JxlDecoderCreate"),
+    CDL_REQUIRED(cic_jxl_api, destroy, "JxlDecoderDestroy"),
+    CDL_REQUIRED(cic_jxl_api, subscribe_events, "JxlDecoderSubscribeEvents"),
+    CDL_REQUIRED(cic_jxl_api, set_coalescing, "JxlDecoderSetCoalescing"),
+    CDL_REQUIRED(cic_jxl_api, set_unpremultiply_alpha, "JxlDecoderSetUnpremultiplyAlpha"),
+    CDL_REQUIRED(cic_jxl_api, set_parallel_runner, "JxlDecoderSetParallelRunner"),
+    CDL_REQUIRED(cic_jxl_api, set_input, "JxlDecoderSetInput"),
+    CDL_REQUIRED(cic_jxl_api, release_input, "JxlDecoderReleaseInput"),
+    CDL_REQUIRED(cic_jxl_api, process_input, "JxlDecoderProcessInput"),
+    CDL_REQUIRED(cic_jxl_api, get_basic_info, "JxlDecoderGetBasicInfo"),
+    CDL_REQUIRED(cic_jxl_api, get_frame_header, "JxlDecoderGetFrameHeader"),
+    CDL_REQUIRED(cic_jxl_api, set_preferred_color_profile, "JxlDecoderSetPreferredColorProfile"),
+    CDL_REQUIRED(cic_jxl_api, image_out_buffer_size, "JxlDecoderImageOutBufferSize"),
+    CDL_REQUIRED(cic_jxl_api, set_image_out_buffer, "JxlDecoderSetImageOutBuffer"),
+    CDL_REQUIRED(cic_jxl_api, flush_image, "JxlDecoderFlushImage"),
+    CDL_REQUIRED(cic_jxl_api, skip_frames, "JxlDecoderSkipFrames"),
+};
+
+// The colour queries changed signature in 0.9: the same symbols, typed by the version.
+static const cdl_symbol jxl_color_symbols_v9[] = {
+    CDL_REQUIRED(cic_jxl_api, get_encoded_profile_v9, "JxlDecoderGetColorAsEncodedProfile"),
+    CDL_REQUIRED(cic_jxl_api, get_icc_size_v9, "JxlDecoderGetICCProfileSize"),
+    CDL_REQUIRED(cic_jxl_api, get_icc_v9, "JxlDecoderGetColorAsICCProfile"),
+};
+static const cdl_symbol jxl_color_symbols_v7[] = {
+    CDL_REQUIRED(cic_jxl_api, get_encoded_profile_v7, "JxlDecoderGetColorAsEncodedProfile"),
+    CDL_REQUIRED(cic_jxl_api, get_icc_size_v7, "JxlDecoderGetICCProfileSize"),
+    CDL_REQUIRED(cic_jxl_api, get_icc_v7, "JxlDecoderGetColorAsICCProfile"),
+};
+
+// From libjxl_threads, all or nothing: without the four, decoders run on the calling thread.
+static const cdl_symbol jxl_runner_symbols[] = {
+    CDL_REQUIRED(cic_jxl_api, resizable_runner, "JxlResizableParallelRunner"),
+    CDL_REQUIRED(cic_jxl_api, runner_create, "JxlResizableParallelRunnerCreate"),
+    CDL_REQUIRED(cic_jxl_api, runner_set_threads, "JxlResizableParallelRunnerSetThreads"),
+    CDL_REQUIRED(cic_jxl_api, runner_destroy, "JxlResizableParallelRunnerDestroy"),
+};
+
 const cic_jxl_api *cic_jxl_load(void *dl_handle, void *threads_handle, char *missing, size_t missing_len) {
-    cic_jxl_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
+    cic_jxl_api *api = cdl_load(dl_handle, jxl_version_symbol, CDL_COUNT(jxl_version_symbol), sizeof *api,
+                                missing, missing_len);
     if (!api) return NULL;
-    CIC_RESOLVE(decoder_version, "JxlDecoderVersion");
     api->version = api->decoder_version();
     if (!verified_version(api->version)) {
         snprintf(missing, missing_len, "libjxl %u.%u.%u is not a version this package was checked against (0.7 to 0.11)",
@@ -27,40 +70,17 @@ const cic_jxl_api *cic_jxl_load(void *dl_handle, void *threads_handle, char *mis
         free(api);
         return NULL;
     }
-    CIC_RESOLVE(create, "JxlDecoderCreate");
-    CIC_RESOLVE(destroy, "JxlDecoderDestroy");
-    CIC_RESOLVE(subscribe_events, "JxlDecoderSubscribeEvents");
-    CIC_RESOLVE(set_coalescing, "JxlDecoderSetCoalescing");
-    CIC_RESOLVE(set_unpremultiply_alpha, "JxlDecoderSetUnpremultiplyAlpha");
-    CIC_RESOLVE(set_parallel_runner, "JxlDecoderSetParallelRunner");
-    CIC_RESOLVE(set_input, "JxlDecoderSetInput");
-    CIC_RESOLVE(release_input, "JxlDecoderReleaseInput");
-    CIC_RESOLVE(process_input, "JxlDecoderProcessInput");
-    CIC_RESOLVE(get_basic_info, "JxlDecoderGetBasicInfo");
-    CIC_RESOLVE(get_frame_header, "JxlDecoderGetFrameHeader");
-    CIC_RESOLVE(set_preferred_color_profile, "JxlDecoderSetPreferredColorProfile");
-    if (api->version / 1000 % 1000 >= 9) {
-        CIC_RESOLVE(get_encoded_profile_v9, "JxlDecoderGetColorAsEncodedProfile");
-        CIC_RESOLVE(get_icc_size_v9, "JxlDecoderGetICCProfileSize");
-        CIC_RESOLVE(get_icc_v9, "JxlDecoderGetColorAsICCProfile");
-    } else {
-        CIC_RESOLVE(get_encoded_profile_v7, "JxlDecoderGetColorAsEncodedProfile");
-        CIC_RESOLVE(get_icc_size_v7, "JxlDecoderGetICCProfileSize");
-        CIC_RESOLVE(get_icc_v7, "JxlDecoderGetColorAsICCProfile");
+    // Both colour tables have the same three entries.
+    const cdl_symbol *color = api->version / 1000 % 1000 >= 9 ? jxl_color_symbols_v9 : jxl_color_symbols_v7;
+    if (cdl_resolve(dl_handle, jxl_symbols, CDL_COUNT(jxl_symbols), api, missing, missing_len) != 0
+        || cdl_resolve(dl_handle, color, CDL_COUNT(jxl_color_symbols_v7), api, missing, missing_len) != 0) {
+        free(api);
+        return NULL;
     }
-    CIC_RESOLVE(image_out_buffer_size, "JxlDecoderImageOutBufferSize");
-    CIC_RESOLVE(set_image_out_buffer, "JxlDecoderSetImageOutBuffer");
-    CIC_RESOLVE(flush_image, "JxlDecoderFlushImage");
-    CIC_RESOLVE(skip_frames, "JxlDecoderSkipFrames");
-    if (threads_handle) {
-        // All or nothing: without the four, decoders run on the calling thread.
-        *(void **)(&api->resizable_runner) = dlsym(threads_handle, "JxlResizableParallelRunner");
-        *(void **)(&api->runner_create) = dlsym(threads_handle, "JxlResizableParallelRunnerCreate");
-        *(void **)(&api->runner_set_threads) = dlsym(threads_handle, "JxlResizableParallelRunnerSetThreads");
-        *(void **)(&api->runner_destroy) = dlsym(threads_handle, "JxlResizableParallelRunnerDestroy");
-        if (!api->resizable_runner || !api->runner_create || !api->runner_set_threads || !api->runner_destroy) {
-            api->resizable_runner = NULL;
-        }
+    char ignored[96];
+    if (threads_handle && cdl_resolve(threads_handle, jxl_runner_symbols, CDL_COUNT(jxl_runner_symbols), api,
+                                      ignored, sizeof ignored) != 0) {
+        api->resizable_runner = NULL;
     }
     return api;
 }

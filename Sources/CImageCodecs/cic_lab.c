@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "cic_lab.h"
-#include "cic_dl.h"
+#include "cdl.h"
 
 #define LAB_COLORSPACE_SH(s) ((uint32_t)(s) << 16)
 #define LAB_EXTRA_SH(e) ((uint32_t)(e) << 7)
@@ -21,16 +21,17 @@ struct cic_lab_api {
     void (*do_transform)(void *, const void *, void *, uint32_t);
 };
 
+static const cdl_symbol lab_symbols[] = {
+    CDL_REQUIRED(cic_lab_api, create_lab2, "cmsCreateLab2Profile"),
+    CDL_REQUIRED(cic_lab_api, create_srgb, "cmsCreate_sRGBProfile"),
+    CDL_REQUIRED(cic_lab_api, close_profile, "cmsCloseProfile"),
+    CDL_REQUIRED(cic_lab_api, create_transform, "cmsCreateTransform"),
+    CDL_REQUIRED(cic_lab_api, delete_transform, "cmsDeleteTransform"),
+    CDL_REQUIRED(cic_lab_api, do_transform, "cmsDoTransform"),
+};
+
 const cic_lab_api *cic_lab_load(void *dl_handle, char *missing, size_t missing_len) {
-    cic_lab_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
-    if (!api) return NULL;
-    CIC_RESOLVE(create_lab2, "cmsCreateLab2Profile");
-    CIC_RESOLVE(create_srgb, "cmsCreate_sRGBProfile");
-    CIC_RESOLVE(close_profile, "cmsCloseProfile");
-    CIC_RESOLVE(create_transform, "cmsCreateTransform");
-    CIC_RESOLVE(delete_transform, "cmsDeleteTransform");
-    CIC_RESOLVE(do_transform, "cmsDoTransform");
-    return api;
+    return cdl_load(dl_handle, lab_symbols, CDL_COUNT(lab_symbols), sizeof(cic_lab_api), missing, missing_len);
 }
 
 void *cic_lab_create_transform(const cic_lab_api *api) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cic_lcms.h"
-#include "cic_dl.h"
+#include "cdl.h"
 
 typedef struct { double x, y, Y; } cmsCIExyY;
 typedef struct { cmsCIExyY red, green, blue; } cmsCIExyYTRIPLE;
@@ -60,27 +60,30 @@ static void cic_lcms_silent(void *context, uint32_t code, const char *text) {
     (void)context; (void)code; (void)text;  // a library must not print; failures surface as NULL results
 }
 
+static const cdl_symbol lcms_symbols[] = {
+    CDL_REQUIRED(cic_lcms_api, get_version, "cmsGetEncodedCMMversion"),
+    CDL_REQUIRED(cic_lcms_api, open_mem, "cmsOpenProfileFromMem"),
+    CDL_REQUIRED(cic_lcms_api, close_profile, "cmsCloseProfile"),
+    CDL_REQUIRED(cic_lcms_api, create_srgb, "cmsCreate_sRGBProfile"),
+    CDL_REQUIRED(cic_lcms_api, create_rgb, "cmsCreateRGBProfile"),
+    CDL_REQUIRED(cic_lcms_api, build_gamma, "cmsBuildGamma"),
+    CDL_REQUIRED(cic_lcms_api, build_parametric, "cmsBuildParametricToneCurve"),
+    CDL_REQUIRED(cic_lcms_api, free_curve, "cmsFreeToneCurve"),
+    CDL_REQUIRED(cic_lcms_api, eval_curve, "cmsEvalToneCurveFloat"),
+    CDL_REQUIRED(cic_lcms_api, color_space, "cmsGetColorSpace"),
+    CDL_REQUIRED(cic_lcms_api, device_class, "cmsGetDeviceClass"),
+    CDL_REQUIRED(cic_lcms_api, is_matrix_shaper, "cmsIsMatrixShaper"),
+    CDL_REQUIRED(cic_lcms_api, read_tag, "cmsReadTag"),
+    CDL_REQUIRED(cic_lcms_api, info_ascii, "cmsGetProfileInfoASCII"),
+    CDL_REQUIRED(cic_lcms_api, create_transform, "cmsCreateTransform"),
+    CDL_REQUIRED(cic_lcms_api, delete_transform, "cmsDeleteTransform"),
+    CDL_REQUIRED(cic_lcms_api, do_transform, "cmsDoTransform"),
+    CDL_REQUIRED(cic_lcms_api, set_log_handler, "cmsSetLogErrorHandler"),
+};
+
 const cic_lcms_api *cic_lcms_load(void *dl_handle, char *missing, size_t missing_len) {
-    cic_lcms_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
+    cic_lcms_api *api = cdl_load(dl_handle, lcms_symbols, CDL_COUNT(lcms_symbols), sizeof *api, missing, missing_len);
     if (!api) return NULL;
-    CIC_RESOLVE(get_version, "cmsGetEncodedCMMversion");
-    CIC_RESOLVE(open_mem, "cmsOpenProfileFromMem");
-    CIC_RESOLVE(close_profile, "cmsCloseProfile");
-    CIC_RESOLVE(create_srgb, "cmsCreate_sRGBProfile");
-    CIC_RESOLVE(create_rgb, "cmsCreateRGBProfile");
-    CIC_RESOLVE(build_gamma, "cmsBuildGamma");
-    CIC_RESOLVE(build_parametric, "cmsBuildParametricToneCurve");
-    CIC_RESOLVE(free_curve, "cmsFreeToneCurve");
-    CIC_RESOLVE(eval_curve, "cmsEvalToneCurveFloat");
-    CIC_RESOLVE(color_space, "cmsGetColorSpace");
-    CIC_RESOLVE(device_class, "cmsGetDeviceClass");
-    CIC_RESOLVE(is_matrix_shaper, "cmsIsMatrixShaper");
-    CIC_RESOLVE(read_tag, "cmsReadTag");
-    CIC_RESOLVE(info_ascii, "cmsGetProfileInfoASCII");
-    CIC_RESOLVE(create_transform, "cmsCreateTransform");
-    CIC_RESOLVE(delete_transform, "cmsDeleteTransform");
-    CIC_RESOLVE(do_transform, "cmsDoTransform");
-    CIC_RESOLVE(set_log_handler, "cmsSetLogErrorHandler");
     api->set_log_handler((void *)cic_lcms_silent);
     api->srgb = api->create_srgb();
     if (!api->srgb) {

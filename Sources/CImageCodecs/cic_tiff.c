@@ -1,40 +1,42 @@
 // libtiff through dlsym: the loader, the in-memory client, opening and the RGBA read. The declarations
 // mirroring libtiff 4.5's tiffio.h are in cic_tiff_internal.h; the layouts libtiff's RGBA interface refuses
 // (12-, 16-, 32-bit, float, CMYK, Lab) are read as samples in cic_tiff_samples.c.
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cic_tiff.h"
 #include "cic_tiff_internal.h"
-#include "cic_dl.h"
+#include "cdl.h"
+
+static const cdl_symbol tiff_symbols[] = {
+    CDL_REQUIRED(cic_tiff_api, get_version, "TIFFGetVersion"),
+    CDL_REQUIRED(cic_tiff_api, options_alloc, "TIFFOpenOptionsAlloc"),
+    CDL_REQUIRED(cic_tiff_api, options_free, "TIFFOpenOptionsFree"),
+    CDL_REQUIRED(cic_tiff_api, options_set_max_single_alloc, "TIFFOpenOptionsSetMaxSingleMemAlloc"),
+    CDL_REQUIRED(cic_tiff_api, options_set_error_handler, "TIFFOpenOptionsSetErrorHandlerExtR"),
+    CDL_REQUIRED(cic_tiff_api, options_set_warning_handler, "TIFFOpenOptionsSetWarningHandlerExtR"),
+    CDL_REQUIRED(cic_tiff_api, client_open_ext, "TIFFClientOpenExt"),
+    CDL_REQUIRED(cic_tiff_api, get_field, "TIFFGetField"),
+    CDL_REQUIRED(cic_tiff_api, get_field_defaulted, "TIFFGetFieldDefaulted"),
+    CDL_REQUIRED(cic_tiff_api, set_field, "TIFFSetField"),
+    CDL_REQUIRED(cic_tiff_api, is_tiled, "TIFFIsTiled"),
+    CDL_REQUIRED(cic_tiff_api, strip_size, "TIFFStripSize"),
+    CDL_REQUIRED(cic_tiff_api, tile_size, "TIFFTileSize"),
+    CDL_REQUIRED(cic_tiff_api, compute_strip, "TIFFComputeStrip"),
+    CDL_REQUIRED(cic_tiff_api, compute_tile, "TIFFComputeTile"),
+    CDL_REQUIRED(cic_tiff_api, read_encoded_strip, "TIFFReadEncodedStrip"),
+    CDL_REQUIRED(cic_tiff_api, read_encoded_tile, "TIFFReadEncodedTile"),
+    CDL_REQUIRED(cic_tiff_api, rgba_image_ok, "TIFFRGBAImageOK"),
+    CDL_REQUIRED(cic_tiff_api, read_rgba_image_oriented, "TIFFReadRGBAImageOriented"),
+    CDL_REQUIRED(cic_tiff_api, close, "TIFFClose"),
+    CDL_REQUIRED(cic_tiff_api, set_error_handler, "TIFFSetErrorHandler"),
+    CDL_REQUIRED(cic_tiff_api, set_warning_handler, "TIFFSetWarningHandler"),
+};
 
 const cic_tiff_api *cic_tiff_load(void *dl_handle, char *missing, size_t missing_len) {
-    cic_tiff_api *api = cic_dl_alloc_api(sizeof *api, missing, missing_len);
+    cic_tiff_api *api = cdl_load(dl_handle, tiff_symbols, CDL_COUNT(tiff_symbols), sizeof *api, missing, missing_len);
     if (!api) return NULL;
-    CIC_RESOLVE(get_version, "TIFFGetVersion");
-    CIC_RESOLVE(options_alloc, "TIFFOpenOptionsAlloc");
-    CIC_RESOLVE(options_free, "TIFFOpenOptionsFree");
-    CIC_RESOLVE(options_set_max_single_alloc, "TIFFOpenOptionsSetMaxSingleMemAlloc");
-    CIC_RESOLVE(options_set_error_handler, "TIFFOpenOptionsSetErrorHandlerExtR");
-    CIC_RESOLVE(options_set_warning_handler, "TIFFOpenOptionsSetWarningHandlerExtR");
-    CIC_RESOLVE(client_open_ext, "TIFFClientOpenExt");
-    CIC_RESOLVE(get_field, "TIFFGetField");
-    CIC_RESOLVE(get_field_defaulted, "TIFFGetFieldDefaulted");
-    CIC_RESOLVE(set_field, "TIFFSetField");
-    CIC_RESOLVE(is_tiled, "TIFFIsTiled");
-    CIC_RESOLVE(strip_size, "TIFFStripSize");
-    CIC_RESOLVE(tile_size, "TIFFTileSize");
-    CIC_RESOLVE(compute_strip, "TIFFComputeStrip");
-    CIC_RESOLVE(compute_tile, "TIFFComputeTile");
-    CIC_RESOLVE(read_encoded_strip, "TIFFReadEncodedStrip");
-    CIC_RESOLVE(read_encoded_tile, "TIFFReadEncodedTile");
-    CIC_RESOLVE(rgba_image_ok, "TIFFRGBAImageOK");
-    CIC_RESOLVE(read_rgba_image_oriented, "TIFFReadRGBAImageOriented");
-    CIC_RESOLVE(close, "TIFFClose");
-    CIC_RESOLVE(set_error_handler, "TIFFSetErrorHandler");
-    CIC_RESOLVE(set_warning_handler, "TIFFSetWarningHandler");
     // Messages from code paths without a TIFF* still go to the global handlers: silence them (stderr).
     api->set_error_handler(NULL);
     api->set_warning_handler(NULL);

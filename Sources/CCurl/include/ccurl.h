@@ -18,9 +18,10 @@ typedef struct ccurl_slist {
     struct ccurl_slist *next;
 } ccurl_slist;
 
-/// Opens `soname` ("libcurl.so.4"), resolves every entry point and calls curl_global_init once. Returns 0, or -1 with
-/// the reason in `reason`. Call once (the Swift side caches the result); the library is never closed.
-int ccurl_load(const char *soname, char *reason, size_t reason_len);
+/// Resolves every entry point from `dl_handle` (libcurl.so.4, opened by the Swift side's DynamicLibrary), checks the
+/// version and calls curl_global_init. Returns 0, or -1 with the reason in `reason`. Call once per handle (the Swift
+/// side caches the result); the library is never closed.
+int ccurl_load(void *dl_handle, char *reason, size_t reason_len);
 
 /// curl_version_info(), the fields the transport reports (strings may be NULL).
 typedef struct {

@@ -120,13 +120,13 @@ public final class ImageCodersManager: @unchecked Sendable {  // `lock` guards `
 
 /// Applies the manager's post-processing to whatever a coder's incremental decoder produces, so the final
 /// image equals `ImageCodersManager.decode` of the same bytes. Partial images are colour-converted only in the
-/// rows that changed (`ProgressiveColorConversion`).
+/// rows that changed (`IncrementalColorConversion`).
 final class FinishingIncrementalDecoder: IncrementalImageDecoder {
     private let base: any IncrementalImageDecoder
     private let options: ImageDecodingOptions
     /// The decoder's claim on the decode memory budget, released once the final image exists.
     private let scope: DecodeBudgetScope?
-    private let colorConversion: ProgressiveColorConversion
+    private let colorConversion: IncrementalColorConversion
     /// The finished final image: scaled and converted once, however often it is asked for.
     private var finalImage: DecodedImage?
     private var isFinal = false
@@ -135,7 +135,7 @@ final class FinishingIncrementalDecoder: IncrementalImageDecoder {
         self.base = base
         self.options = options
         self.scope = scope
-        colorConversion = ProgressiveColorConversion(options: options)
+        colorConversion = IncrementalColorConversion(options: options)
     }
 
     func append(_ data: Data, isFinal: Bool) throws {

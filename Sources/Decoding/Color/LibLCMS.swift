@@ -3,7 +3,7 @@ import Foundation
 
 /// Little CMS 2 (`liblcms2.so.2`) opened with dlopen and its entry points resolved by the C shim (cic_lcms.c),
 /// once per soname.
-final class LibLCMS: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init; the cache has its own lock
+final class LibLCMS: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init
     /// The soname colour management loads (Debian's liblcms2-2, present on a fresh machine).
     static let defaultSoname = "liblcms2.so.2"
 
@@ -18,8 +18,6 @@ final class LibLCMS: DynamicCodecLibrary, @unchecked Sendable {  // immutable af
     }
 
     static func load(_ soname: String) -> Result<LibLCMS, LibraryUnavailable> {
-        cache.load(soname) { library in library.shimAPI(cic_lcms_load).map(LibLCMS.init) }
+        DynamicLibrary.load(soname, as: LibLCMS.self) { library in library.shimAPI(cic_lcms_load).map(LibLCMS.init) }
     }
-
-    private static let cache = CodecLibraryCache<LibLCMS>()
 }

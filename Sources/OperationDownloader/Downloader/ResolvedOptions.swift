@@ -76,9 +76,9 @@ struct TransferOptions: Sendable {
     let handlesCookies: Bool
     let allowsInvalidCertificates: Bool
     let continuesInBackground: Bool
-    /// Whether progressive decoding may run for the callers that ask for partial images (`.progressiveLoad`,
+    /// Whether incremental decoding may run for the callers that ask for partial images (`.progressiveLoad`,
     /// per caller): not with a decryptor (encrypted bytes cannot be decoded as they arrive).
-    let mayDecodeProgressively: Bool
+    let mayDecodeIncrementally: Bool
     /// Whether the first bytes are checked for a non-image body (no decryptor hides them). Whatever the first
     /// caller asked: the verdict ends the download early only while every caller decodes, so each caller gets
     /// what it would alone, in any join order.
@@ -114,7 +114,7 @@ struct TransferOptions: Sendable {
         handlesCookies = options.contains(.handleCookies)
         allowsInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
         continuesInBackground = options.contains(.continueInBackground)
-        mayDecodeProgressively = context.decryptor == nil
+        mayDecodeIncrementally = context.decryptor == nil
         let policy = context.retryPolicy ?? DownloadDefaults.retryPolicy
         retryPolicy = policy.maximumAttempts > 1 ? policy : nil
         plumbing = context.plumbing

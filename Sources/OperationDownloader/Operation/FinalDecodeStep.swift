@@ -22,7 +22,7 @@ struct FinalDecodeStep {
     /// later gets its variant decoded when it is answered); nil when nobody wants an image. `response` is
     /// read only for a decryptor (a Foundation response is made on demand: TransportResponse.swift).
     func run(
-        _ received: Data, response: @autoclosure () -> URLResponse?, progressive: ProgressiveDecoding?, callers: [CallbackRecord]?
+        _ received: Data, response: @autoclosure () -> URLResponse?, incremental: IncrementalDecoding?, callers: [CallbackRecord]?
     ) -> DownloadEnding {
         guard !received.isEmpty else { return .failure(ImageDownloaderError.badImageData(.emptyBody)) }
         if transaction?.isCachedBody(received) == true { return .failure(ImageDownloaderError.cacheNotModified) }
@@ -35,7 +35,7 @@ struct FinalDecodeStep {
         }
         let coders = transfer.codersManager
         var finished: [ImageVariant.Decoding: FinalImages.Outcome] = [:]
-        for (decoding, outcome) in progressive?.finish() ?? [:] {
+        for (decoding, outcome) in incremental?.finish() ?? [:] {
             let scale = decoding.options(url: url, defaultMaximumPixelCount: nil).scaleFactor
             finished[decoding] = FinalImages.checked(outcome, data: data, scale: scale, coders: coders.coders)
         }
@@ -43,7 +43,7 @@ struct FinalDecodeStep {
         // The memory cache the images will be added to is told each decode's image size before its pixels exist.
         if let memoryCache = transfer.plumbing?.memoryCache { makeRoom = { memoryCache.makeRoom(forBytes: $0) } }
         let images = FinalImages(
-            data: data, url: url, manager: coders, maximumPixelCount: transfer.maximumPixelCount, finishedProgressively: finished,
+            data: data, url: url, manager: coders, maximumPixelCount: transfer.maximumPixelCount, finishedIncrementally: finished,
             cancellation: decodeCancellation, makeRoom: makeRoom, observation: observation,
             decodingBudget: transfer.plumbing?.resources.decodingBudget ?? .shared)
         if let callers { images.prepare(callers) }

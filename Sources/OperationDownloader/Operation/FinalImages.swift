@@ -32,7 +32,7 @@ final class FinalImages: @unchecked Sendable {  // `results` is lock-guarded (`L
 
     init(
         data: Data, url: URL?, manager: ImageCodersManager, maximumPixelCount: Int?,
-        finishedProgressively: [ImageVariant.Decoding: Outcome] = [:], cancellation: ImageDecodingCancellation? = nil,
+        finishedIncrementally: [ImageVariant.Decoding: Outcome] = [:], cancellation: ImageDecodingCancellation? = nil,
         makeRoom: (@Sendable (Int) -> Void)? = nil, observation: DownloadObservation? = nil,
         decodingBudget: ImageDecodingBudget = .shared
     ) {
@@ -44,7 +44,7 @@ final class FinalImages: @unchecked Sendable {  // `results` is lock-guarded (`L
         self.url = url
         self.manager = manager
         self.maximumPixelCount = maximumPixelCount
-        self.results = Locked(Results(decoded: finishedProgressively))
+        self.results = Locked(Results(decoded: finishedIncrementally))
     }
 
     /// Computes what `records` will be answered with (before the store closes, so the answers can go out at once).
@@ -103,7 +103,7 @@ final class FinalImages: @unchecked Sendable {  // `results` is lock-guarded (`L
         return outcome
     }
 
-    /// A progressive decoder's final outcome, checked like a one-shot decode (zero pixels, typed errors).
+    /// An incremental decoder's final outcome, checked like a one-shot decode (zero pixels, typed errors).
     static func checked(_ outcome: Outcome, data: Data, scale: Double, coders: @autoclosure () -> [any ImageCoder]) -> Outcome {
         switch outcome {
         case .success(var image):

@@ -15,12 +15,12 @@ extension ImageDownloaderOperation {
         guard let taken = modifyState({ $0.attemptCompleted(attempt, nothingToDo: nothingToDo) }) else { return }
         if taken.reportsProgress { callers.reportProgress(taken.data.count, taken.data.count) }
         if taken.inline {
-            finish(finalStep.run(taken.data, response: response, progressive: nil, callers: nil), cancelTransfer: false,
+            finish(finalStep.run(taken.data, response: response, incremental: nil, callers: nil), cancelTransfer: false,
                    alsoPosting: [.finish])
             return
         }
         callers.post([.stop, .finish], object: self)
-        runFinalStep(taken.data, progressive: taken.progressive, storing: taken.toStore)
+        runFinalStep(taken.data, incremental: taken.incremental, storing: taken.toStore)
     }
 
     /// A fresh (or policy-allowed) HTTP cache entry: no transfer; the same callbacks, notifications and
@@ -44,12 +44,12 @@ extension ImageDownloaderOperation {
         callers.post(.receiveResponse, object: self)
         if reports { callers.reportProgress(cached.data.count, cached.data.count) }
         callers.post([.stop, .finish], object: self)
-        runFinalStep(cached.data, progressive: nil, storing: nil, limited: false)
+        runFinalStep(cached.data, incremental: nil, storing: nil, limited: false)
     }
 
     /// The body stored in the HTTP cache (as received, before any decryptor, whether or not it decodes), then
     /// the final step, off the transport's thread.
-    private func runFinalStep(_ data: Data, progressive: ProgressiveDecoding?, storing toStore: TransportResponse?, limited: Bool = true) {
+    private func runFinalStep(_ data: Data, incremental: IncrementalDecoding?, storing toStore: TransportResponse?, limited: Bool = true) {
         let transaction = httpTransaction
         let step = finalStep
         let work: @Sendable () -> Void = { [self] in
@@ -59,7 +59,7 @@ extension ImageDownloaderOperation {
             step.decodeCancellation = due.cancellation
             // Decoded while callers can still join (the store is open); a caller joining later gets its variant
             // decoded when it is answered.
-            let ending = step.run(data, response: response, progressive: progressive, callers: due.decodes ? callers.snapshot : nil)
+            let ending = step.run(data, response: response, incremental: incremental, callers: due.decodes ? callers.snapshot : nil)
             finish(ending, cancelTransfer: false)
         }
         if limited && modifyState({ $0.anyCallerDecodes }) {

@@ -12,7 +12,7 @@ import FoundationNetworking
 ///   caller; callers joining during the wait share the next attempt; each caller is answered exactly once, by
 ///   `finish`, after the last attempt;
 /// - an attempt is retried whether or not a caller saw its bytes: progress may start again from the next
-///   attempt's first byte, and partial images never go back to an older one (`ProgressiveDecoding`'s
+///   attempt's first byte, and partial images never go back to an older one (`IncrementalDecoding`'s
 ///   `partialImagesAfter`);
 /// - a body cut short is resumed when the server allows it (`ResumePoint`): the next request asks for the rest
 ///   with `Range` and `If-Range`, and the bytes kept, the progress and the incremental decoders go on;

@@ -71,7 +71,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         // A cancel while starting ends the download and cancels the transfer (a URLSession task exists already).
         guard let reports = modifyStateAndRunActions({ $0.beginAttempt(attempt) }) else { return }
         // Decoders the body so far needs (none when they run already: a resumed body keeps its own).
-        if transferOptions.mayDecodeProgressively { startProgressiveDecoding() }
+        if transferOptions.mayDecodeIncrementally { startIncrementalDecoding() }
         if first {
             // [resume] An attempt asking for the rest reports the bytes kept (progress never goes back for it).
             if reports { callers.reportProgress(resuming?.from ?? 0, -1) }
@@ -150,7 +150,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
             checked = check
         }
         // [resume] A body that starts over gets new incremental decoders (the old ones hold the other bytes).
-        if checked.restartsDecoding, transferOptions.mayDecodeProgressively { startProgressiveDecoding() }
+        if checked.restartsDecoding, transferOptions.mayDecodeIncrementally { startIncrementalDecoding() }
         let reports = checked.reportsProgress
         let sameOriginRetry = checked.mayRetryAuthentication && sameOrigin(response.url, originalRequest.url)
         switch checked.validation.verdict(for: checked.judged, mayRetryAuthentication: sameOriginRetry) {
@@ -174,7 +174,7 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
     }
 
     /// The curl transport's buffer: copied straight into the attempt's buffer; a `Data` of the chunk is made
-    /// only while the sniffer or progressive decoding needs one.
+    /// only while the sniffer or incremental decoding needs one.
     func transfer(_ transfer: any TransportTransfer, didReceiveBytes bytes: UnsafeRawBufferPointer) {
         receiveBody(bytes, data: nil, from: transfer)
     }
@@ -192,9 +192,9 @@ extension ImageDownloaderOperation: TransferClient, TransferTimeoutClient {
         let now = deadlineMonitor.now()
         // Over the limit, the machine ends the download (`.responseTooLarge`).
         let verdict = modifyStateAndRunActions { $0.bytesArrived(bytes, from: transfer, now: now, limit: limit) }
-        guard case .accept(let report, let progressive, let offset) = verdict else { return }
+        guard case .accept(let report, let incremental, let offset) = verdict else { return }
         if let (received, expected) = report { callers.reportProgress(received, expected) }
-        progressive?.feed(data ?? Data(bytes), at: offset)
+        incremental?.feed(data ?? Data(bytes), at: offset)
     }
 
     /// While the first bytes are being checked (`BodySniffer`): feeds them, outside the lock (coders'

@@ -19,7 +19,7 @@ import FoundationNetworking
 /// RedirectPolicy.swift, TransferTimeouts.swift, OperationMetrics.swift, FinalDecodeStep.swift and FinalImages.swift (the final step
 /// per variant), CallbackFanOut.swift, ImageDownloaderOperation+Finish.swift (the end),
 /// ImageDownloaderOperation+HTTPCache.swift (the HTTP cache's refetch and stale answers),
-/// ImageDownloaderOperation+Progressive.swift (partial images, for the callers that ask).
+/// ImageDownloaderOperation+Incremental.swift (partial images, for the callers that ask).
 open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol, @unchecked Sendable {
     // Everything mutable is in `state` (one lock, reached only through `modifyStateAndRunActions`); callers are
     // in `callers` (their own barrier queue).
@@ -208,7 +208,7 @@ open class ImageDownloaderOperation: Operation, ImageDownloaderOperationProtocol
         guard callers.add(record) else { return nil }
         // A caller that wants partial images gets an incremental decoder for its variant (fed the bytes so far)
         // when it joins a running transfer, whether or not the callers before it wanted any.
-        if record.wantsPartialImages, let decoding = record.variant.decoding { addProgressiveStream(for: decoding) }
+        if record.wantsPartialImages, let decoding = record.variant.decoding { addIncrementalStream(for: decoding) }
         return record
     }
 

@@ -74,7 +74,7 @@ import TestRequirements
         try Self.checkFinal(try Self.taggedJPEG(progressive: true), chunk: 900, name: "progressive JPEG")
     }
 
-    /// PNG converts in `ProgressiveColorConversion` (the JPEG coder converts rows itself).
+    /// PNG converts in `IncrementalColorConversion` (the JPEG coder converts rows itself).
     @Test func pngPreviews() throws {
         try Self.checkFinal(try DecoderFixtures.data("color_displayp3.png"), chunk: 300, name: "color_displayp3.png")
     }

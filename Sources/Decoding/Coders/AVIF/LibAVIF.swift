@@ -4,7 +4,7 @@ import Foundation
 /// libavif opened with dlopen and its entry points resolved by the C shim (cic_avif.c), once per soname. The shim
 /// accepts only the versions whose structure layouts it mirrors (0.11.x, soname 15; 1.0–1.4, soname 16): any other
 /// version makes the library unavailable with a reason naming it.
-final class LibAVIF: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init; the cache has its own lock
+final class LibAVIF: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init
     /// The sonames the built-in AVIF coder tries, newest first: libavif 1.x (Debian 13, Ubuntu 24.04) and 0.11
     /// (Debian 12).
     static let defaultSonames = ["libavif.so.16", "libavif.so.15"]
@@ -24,7 +24,7 @@ final class LibAVIF: DynamicCodecLibrary, @unchecked Sendable {  // immutable af
     }
 
     static func load(_ soname: String) -> Result<LibAVIF, LibraryUnavailable> {
-        cache.load(soname) { library in library.shimAPI(cic_avif_load).map(LibAVIF.init) }
+        DynamicLibrary.load(soname, as: LibAVIF.self) { library in library.shimAPI(cic_avif_load).map(LibAVIF.init) }
     }
 
     /// The first of `sonames` that loads, or why none does (every soname's reason).
@@ -38,6 +38,4 @@ final class LibAVIF: DynamicCodecLibrary, @unchecked Sendable {  // immutable af
         }
         return .failure(LibraryUnavailable(soname: sonames.joined(separator: " or "), reason: reasons.joined(separator: "; ")))
     }
-
-    private static let cache = CodecLibraryCache<LibAVIF>()
 }

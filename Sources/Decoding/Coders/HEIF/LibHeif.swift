@@ -3,7 +3,7 @@ import Foundation
 
 /// libheif (`libheif.so.1`) opened with dlopen and its entry points resolved by the C shim (cic_heif.c),
 /// once per soname.
-final class LibHeif: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init; the cache has its own lock
+final class LibHeif: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init
     /// The soname the built-in HEIF coder loads.
     static let defaultSoname = "libheif.so.1"
 
@@ -17,8 +17,6 @@ final class LibHeif: DynamicCodecLibrary, @unchecked Sendable {  // immutable af
     }
 
     static func load(_ soname: String) -> Result<LibHeif, LibraryUnavailable> {
-        cache.load(soname) { library in library.shimAPI(cic_heif_load).map(LibHeif.init) }
+        DynamicLibrary.load(soname, as: LibHeif.self) { library in library.shimAPI(cic_heif_load).map(LibHeif.init) }
     }
-
-    private static let cache = CodecLibraryCache<LibHeif>()
 }

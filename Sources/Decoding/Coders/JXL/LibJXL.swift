@@ -4,7 +4,7 @@ import Foundation
 /// libjxl opened with dlopen (with its libjxl_threads for the parallel runner, when present) and its entry points
 /// resolved by the C shim (cic_jxl.c), once per soname. The shim accepts exactly the versions whose headers it was
 /// checked against (0.7 to 0.11) and refuses any other, naming it.
-final class LibJXL: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init; the cache has its own lock
+final class LibJXL: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init
     /// The sonames tried, newest first: Debian 12 ships 0.7; 0.8 to 0.11 are the later releases.
     static let sonames = ["libjxl.so.0.11", "libjxl.so.0.10", "libjxl.so.0.9", "libjxl.so.0.8", "libjxl.so.0.7"]
 
@@ -26,7 +26,7 @@ final class LibJXL: DynamicCodecLibrary, @unchecked Sendable {  // immutable aft
     }
 
     static func load(_ soname: String) -> Result<LibJXL, LibraryUnavailable> {
-        cache.load(soname) { library in
+        DynamicLibrary.load(soname, as: LibJXL.self) { library in
             // "libjxl.so.0.7" → "libjxl_threads.so.0.7": the runner must come from the same release.
             let threads = try? DynamicLibrary.open(soname.replacingOccurrences(of: "libjxl.so", with: "libjxl_threads.so")).get()
             var missing = [CChar](repeating: 0, count: 160)
@@ -36,8 +36,6 @@ final class LibJXL: DynamicCodecLibrary, @unchecked Sendable {  // immutable aft
             return .success(LibJXL(api: api))
         }
     }
-
-    private static let cache = CodecLibraryCache<LibJXL>()
 }
 
 extension Result {

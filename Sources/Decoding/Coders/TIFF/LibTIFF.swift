@@ -3,7 +3,7 @@ import Foundation
 
 /// libtiff (`libtiff.so.6`) opened with dlopen and its entry points resolved by the C shim (cic_tiff.c),
 /// once per soname.
-final class LibTIFF: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init; the cache has its own lock
+final class LibTIFF: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init
     /// The soname the built-in TIFF coder loads.
     static let defaultSoname = "libtiff.so.6"
 
@@ -18,8 +18,6 @@ final class LibTIFF: DynamicCodecLibrary, @unchecked Sendable {  // immutable af
     }
 
     static func load(_ soname: String) -> Result<LibTIFF, LibraryUnavailable> {
-        cache.load(soname) { library in library.shimAPI(cic_tiff_load).map(LibTIFF.init) }
+        DynamicLibrary.load(soname, as: LibTIFF.self) { library in library.shimAPI(cic_tiff_load).map(LibTIFF.init) }
     }
-
-    private static let cache = CodecLibraryCache<LibTIFF>()
 }

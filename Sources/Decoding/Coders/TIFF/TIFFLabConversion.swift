@@ -5,7 +5,7 @@ import Foundation
 /// dlopen) exactly as Pillow's ImageCms converts a "LAB" image: a D50 Lab profile to sRGB, perceptual intent.
 /// Separate from the ICC-profile path in `ColorManagement`: it needs no embedded profile, and Lab pixels are not
 /// displayable, so they are converted whatever `ImageDecodingOptions.colorManagement` says.
-final class TIFFLabConversion: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init; the cache has its own lock
+final class TIFFLabConversion: DynamicCodecLibrary, @unchecked Sendable {  // immutable after init
     /// The soname the TIFF coder loads for Lab images (the same library as colour management).
     static let defaultSoname = "liblcms2.so.2"
     /// What `DecodedImage.colorState` names as the source colour space.
@@ -22,7 +22,7 @@ final class TIFFLabConversion: DynamicCodecLibrary, @unchecked Sendable {  // im
     }
 
     static func load(_ soname: String) -> Result<TIFFLabConversion, LibraryUnavailable> {
-        cache.load(soname) { library in
+        DynamicLibrary.load(soname, as: TIFFLabConversion.self) { library in
             library.shimAPI(cic_lab_load).flatMap { api in
                 guard let transform = cic_lab_create_transform(api) else {
                     return .failure(LibraryUnavailable(soname: soname, reason: "lcms2 refused a Lab -> sRGB transform"))
@@ -38,6 +38,4 @@ final class TIFFLabConversion: DynamicCodecLibrary, @unchecked Sendable {  // im
             cic_lab_apply(api, transform, buffer.baseAddress, buffer.count / 4)
         }
     }
-
-    private static let cache = CodecLibraryCache<TIFFLabConversion>()
 }

@@ -38,7 +38,7 @@ struct LibWebP: DynamicCodecLibrary {
 
     /// Resolves every entry point, or says why the library cannot be used.
     static func load(_ soname: String) -> Result<LibWebP, LibraryUnavailable> {
-        cache.load(soname) { library in Result { () throws(LibraryUnavailable) in try resolve(library) } }
+        DynamicLibrary.load(soname, as: LibWebP.self) { library in Result { () throws(LibraryUnavailable) in try resolve(library) } }
     }
 
     private static func resolve(_ library: DynamicLibrary) throws(LibraryUnavailable) -> LibWebP {
@@ -56,6 +56,4 @@ struct LibWebP: DynamicCodecLibrary {
     var versionString: String {
         "libwebp \(decoderVersion >> 16).\((decoderVersion >> 8) & 0xFF).\(decoderVersion & 0xFF)"
     }
-
-    private static let cache = CodecLibraryCache<LibWebP>()
 }

@@ -22,7 +22,7 @@ struct LibWebPEncoder: DynamicCodecLibrary {
     let encoderVersion: Int32
 
     static func load(_ soname: String) -> Result<LibWebPEncoder, LibraryUnavailable> {
-        cache.load(soname) { library in Result { () throws(LibraryUnavailable) in try resolve(library) } }
+        DynamicLibrary.load(soname, as: LibWebPEncoder.self) { library in Result { () throws(LibraryUnavailable) in try resolve(library) } }
     }
 
     private static func resolve(_ library: DynamicLibrary) throws(LibraryUnavailable) -> LibWebPEncoder {
@@ -37,8 +37,6 @@ struct LibWebPEncoder: DynamicCodecLibrary {
     var versionString: String {
         "libwebp \(encoderVersion >> 16).\((encoderVersion >> 8) & 0xFF).\(encoderVersion & 0xFF)"
     }
-
-    private static let cache = CodecLibraryCache<LibWebPEncoder>()
 }
 
 /// WebP output: lossy (quality) or lossless, alpha kept, no metadata chunks (the simple API writes none).

@@ -1,7 +1,8 @@
 import CCurl
+import Decoding
 
-/// libcurl as the curl transport sees it: loaded once per process with `dlopen("libcurl.so.4")`, its
-/// version and features read with `curl_version_info`.
+/// libcurl as the curl transport sees it: loaded once per process with `dlopen("libcurl.so.4")` (through the
+/// package's one library loader, `DynamicLibrary`), its version and features read with `curl_version_info`.
 struct CurlLibraryInfo: Sendable, Equatable {
     /// "7.88.1".
     var version: String
@@ -52,16 +53,23 @@ enum CurlAvailability {
     /// Opens `soname` and checks its version (7.80.0 or newer: `curl_multi_poll`/`curl_multi_wakeup` and the
     /// pre-request callback). Internal for the tests, which also try a library that does not exist.
     static func load(_ soname: String) -> Result<CurlLibraryInfo, CurlLibraryUnavailable> {
-        var reason = [CChar](repeating: 0, count: 512)
-        guard ccurl_load(soname, &reason, reason.count) == 0 else {
-            let text = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            return .failure(CurlLibraryUnavailable(soname: soname, reason: text))
-        }
+        DynamicLibrary.load(soname, as: CurlLibraryInfo.self) { library in
+            var reason = [CChar](repeating: 0, count: 512)
+            guard ccurl_load(library.handle, &reason, reason.count) == 0 else {
+                let text = reason.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+                return .failure(LibraryUnavailable(soname: soname, reason: text))
+            }
+            return .success(versionInfo())
+        }.mapError { CurlLibraryUnavailable(soname: $0.soname, reason: $0.reason) }
+    }
+
+    /// What the loaded library reports about itself.
+    private static func versionInfo() -> CurlLibraryInfo {
         var raw = ccurl_version()
         ccurl_version_info(&raw)
         let features = raw.features
         func has(_ bit: Int) -> Bool { features & Int32(truncatingIfNeeded: bit) != 0 }
-        return .success(CurlLibraryInfo(
+        return CurlLibraryInfo(
             version: raw.version.map { String(cString: $0) } ?? "unknown",
             versionNumber: raw.version_num,
             sslVersion: raw.ssl_version.map { String(cString: $0) },
@@ -73,7 +81,7 @@ enum CurlAvailability {
             supportsBrotli: has(CCURL_VERSION_BROTLI),
             supportsZstd: has(CCURL_VERSION_ZSTD),
             supportsGzip: has(CCURL_VERSION_LIBZ),
-            supportsHTTPSProxy: has(CCURL_VERSION_HTTPS_PROXY)))
+            supportsHTTPSProxy: has(CCURL_VERSION_HTTPS_PROXY))
     }
 }
 

@@ -16,7 +16,7 @@ extension DownloadStateMachine {
         guard let point = resumePoint else { return (request, nil) }
         setResumePoint(nil)
         guard let ranged = point.rangedRequest(request) else {
-            dropProgressive()
+            dropIncremental()
             return (request, nil)
         }
         return (ranged, point)
@@ -127,7 +127,7 @@ extension DownloadStateMachine {
         moveToWaiting(wait)
         notePosted(stop: true)
         setResumePoint(kept)
-        if kept == nil { dropProgressive() }
+        if kept == nil { dropIncremental() }
         return .waitToRetry(Retry(
             wait: wait, delay: delay, clocks: clocks, transferToCancel: cancelTransfer ? transfer : nil))
     }
@@ -177,7 +177,7 @@ extension DownloadStateMachine {
 
     struct Completion {
         let data: Data
-        let progressive: ProgressiveDecoding?
+        let incremental: IncrementalDecoding?
         let reportsProgress: Bool
         /// The server's response to store in the HTTP cache (none for a body that came from it).
         let toStore: TransportResponse?
@@ -189,7 +189,7 @@ extension DownloadStateMachine {
     /// `nothingToDo`: no decryptor and no HTTP cache to store in. Nil: the attempt is no longer the running one.
     mutating func attemptCompleted(_ attempt: Attempt, nothingToDo: Bool) -> Completion? {
         guard isCurrent(attempt.transfer) else { return nil }
-        let inline = nothingToDo && !anyCallerDecodes && progressive == nil
+        let inline = nothingToDo && !anyCallerDecodes && incremental == nil
         // Decided once, here: `finish` posts the stop notification on the inline path.
         if !inline { notePosted(stop: true) }
         var data = attempt.buffer.data
@@ -202,7 +202,7 @@ extension DownloadStateMachine {
         // The incremental decoders saw no bytes of a 304: the stored body is decoded in one shot.
         let fromNetwork = attempt.revalidated == nil
         return Completion(
-            data: data, progressive: fromNetwork ? progressive : nil, reportsProgress: report,
+            data: data, incremental: fromNetwork ? incremental : nil, reportsProgress: report,
             toStore: fromNetwork ? attempt.serverResponse : nil, inline: inline)
     }
 

@@ -52,12 +52,12 @@ extension DownloadStateMachine {
             switch verdict {
             case .discard:
                 let clocks = stopClocks()
-                dropProgressive()
+                dropIncremental()
                 moveToStarting()
                 return (clocks.map(Action.stopClocks) ?? .none, .askAgain(point.plainRequest))
             case .startsOver:
                 attempt.resuming = nil
-                dropProgressive()
+                dropIncremental()
                 restartsDecoding = true
             case .continues:
                 attempt.resumedFrom = point.from
@@ -115,8 +115,8 @@ extension DownloadStateMachine {
     enum BodyVerdict {
         /// Stale transfer, a 401 awaiting its retry, or a 5xx answered from the HTTP cache: not kept.
         case drop
-        /// Appended at `offset`; `report` is a throttled progress report; `progressive` is fed the chunk.
-        case accept(report: (received: Int, expected: Int)?, progressive: ProgressiveDecoding?, offset: Int)
+        /// Appended at `offset`; `report` is a throttled progress report; `incremental` is fed the chunk.
+        case accept(report: (received: Int, expected: Int)?, incremental: IncrementalDecoding?, offset: Int)
     }
 
     /// Body bytes: appended to the attempt's buffer (no allocation beyond the buffer's growth), progress
@@ -147,7 +147,7 @@ extension DownloadStateMachine {
             attempt.lastReportedSize = total
             report = (total, expected)
         }
-        return (.none, .accept(report: report, progressive: progressive, offset: offset))
+        return (.none, .accept(report: report, incremental: incremental, offset: offset))
     }
 
     /// The sniffer to feed the first body bytes to (outside the lock: coders' `canDecode` is user code); nil once
@@ -192,21 +192,21 @@ extension DownloadStateMachine {
 
     /// A caller that wants partial images for `decoding` while an attempt runs: the attempt's incremental
     /// decoders (made with the first, by `make`) get a stream fed the bytes so far. Handing the stream to
-    /// `ProgressiveDecoding` (its own lock, no user code) happens here, in the same critical section as the
+    /// `IncrementalDecoding` (its own lock, no user code) happens here, in the same critical section as the
     /// buffer's snapshot, so no chunk appended after the snapshot can reach the decoders before the stream.
     /// Decoders made after the body started over deliver only partial images newer than any delivered before
     /// (`partialImagesThrough`).
-    mutating func addProgressiveStream(
+    mutating func addIncrementalStream(
         for decoding: ImageVariant.Decoding, options: ImageDecodingOptions,
-        make: (_ queue: DispatchQueue, _ partialImagesAfter: Int) -> ProgressiveDecoding
+        make: (_ queue: DispatchQueue, _ partialImagesAfter: Int) -> IncrementalDecoding
     ) {
         guard let attempt else { return }
-        let decoders: ProgressiveDecoding
-        if let running = progressive {
+        let decoders: IncrementalDecoding
+        if let running = incremental {
             decoders = running
         } else {
             decoders = make(madeCoderQueue(), partialImagesThrough)
-            setProgressive(decoders)
+            setIncremental(decoders)
         }
         decoders.addStream(for: decoding, options: options, received: attempt.buffer.data)
     }

@@ -115,7 +115,7 @@ struct DownloadStateMachine {
     /// The transport of an operation running without a downloader (made at its first attempt).
     private(set) var transport: (any DownloadTransport)?
     private var ownsTransport = false
-    private(set) var progressive: ProgressiveDecoding?
+    private(set) var incremental: IncrementalDecoding?
     /// [resume] A cut body the next attempt asks to continue (ResumePoint.swift); set when a retry is scheduled.
     private(set) var resumePoint: ResumePoint?
     /// Body bytes behind the newest partial image delivered by incremental decoders dropped since (a download
@@ -199,14 +199,14 @@ struct DownloadStateMachine {
     mutating func countRequests(_ count: Int) { requestsSent += count }
     mutating func recordMetrics(_ change: (inout ImageDownloadMetrics) -> Void) { change(&recordedMetrics) }
     mutating func setResponse(_ value: TransportResponse?) { response = value }
-    mutating func setProgressive(_ value: ProgressiveDecoding?) { progressive = value }
+    mutating func setIncremental(_ value: IncrementalDecoding?) { incremental = value }
     mutating func setResumePoint(_ value: ResumePoint?) { resumePoint = value }
 
     /// The incremental decoders are dropped (the body starts over): the newest partial image they delivered is
     /// remembered, so the next decoders deliver none older (`partialImagesThrough`).
-    mutating func dropProgressive() {
-        if let progressive { partialImagesThrough = max(partialImagesThrough, progressive.partialImagesThrough) }
-        progressive = nil
+    mutating func dropIncremental() {
+        if let incremental { partialImagesThrough = max(partialImagesThrough, incremental.partialImagesThrough) }
+        incremental = nil
     }
     var redirectCount: Int { recordedMetrics.redirectCount }
 
@@ -326,7 +326,7 @@ struct DownloadStateMachine {
     private mutating func takeRelease() -> Release {
         defer {
             transport = nil
-            progressive = nil
+            incremental = nil
             resumePoint = nil
             backgroundTask = nil
         }

@@ -1,5 +1,5 @@
 /// An incremental decoder that can say which rows of its latest partial image hold pixels, so its previews are
-/// colour-converted row by row instead of whole (`ProgressiveColorConversion`).
+/// colour-converted row by row instead of whole (`IncrementalColorConversion`).
 protocol PartialImageRows: AnyObject {
     /// For the latest `currentImage()`: rows `0..<settled` are final (the finished image has them unchanged),
     /// rows `settled..<content` hold pixels that may still change, rows from `content` on are all zero bytes.
@@ -17,7 +17,7 @@ protocol PartialImageRows: AnyObject {
 /// Decoders that convert rows themselves (the JPEG coder, `JPEGDecompressor.fuseColorConversion`) deliver
 /// converted previews, which pass through untouched. Scaled and animated images are converted whole, after
 /// scaling, as `ImageCodersManager.finish` does. Used on one thread at a time, as its decoder.
-final class ProgressiveColorConversion {
+final class IncrementalColorConversion {
     private let options: ImageDecodingOptions
     private var canvas: [UInt8] = []
     private var width = 0

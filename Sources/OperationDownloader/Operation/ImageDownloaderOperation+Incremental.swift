@@ -8,25 +8,25 @@ import Decoding
 extension ImageDownloaderOperation {
     /// At the start of an attempt: one incremental decoder per distinct decoding variant among the callers so
     /// far that want partial images (later ones add theirs when they join). None of them: nothing is made.
-    func startProgressiveDecoding() {
+    func startIncrementalDecoding() {
         // The common download (nobody asked) costs one uncontended lock here, no snapshot of the callers.
         guard modifyState({ $0.anyCallerWantsPartialImages }) else { return }
         let wanted = Set(callers.snapshot.lazy.filter(\.wantsPartialImages).compactMap(\.variant.decoding))
-        for decoding in wanted { addProgressiveStream(for: decoding) }
+        for decoding in wanted { addIncrementalStream(for: decoding) }
     }
 
     /// Adds an incremental decoder for `decoding` while an attempt runs, making the attempt's
-    /// `ProgressiveDecoding` with the first one. Under the lock that orders the chunks, so the stream's prefix
+    /// `IncrementalDecoding` with the first one. Under the lock that orders the chunks, so the stream's prefix
     /// and the chunks fed later fit together. Between attempts nothing is made: the next attempt's start looks
     /// at its callers.
-    func addProgressiveStream(for decoding: ImageVariant.Decoding) {
-        guard transferOptions.mayDecodeProgressively else { return }
+    func addIncrementalStream(for decoding: ImageVariant.Decoding) {
+        guard transferOptions.mayDecodeIncrementally else { return }
         let url = requestURL
         let (manager, interval) = (transferOptions.codersManager, transferOptions.progressiveDecodingInterval)
         let options = decoding.options(url: url, defaultMaximumPixelCount: nil)
         modifyState {
-            $0.addProgressiveStream(for: decoding, options: options) { queue, after in
-                ProgressiveDecoding(queue: queue, manager: manager, interval: interval, partialImagesAfter: after) {
+            $0.addIncrementalStream(for: decoding, options: options) { queue, after in
+                IncrementalDecoding(queue: queue, manager: manager, interval: interval, partialImagesAfter: after) {
                     [weak self] image, decoding, decoders in self?.deliverPartial(image, decoding: decoding, from: decoders)
                 }
             }
@@ -34,8 +34,8 @@ extension ImageDownloaderOperation {
     }
 
     /// A partial image of the running attempt's decoders (those of a body that started over are dropped).
-    private func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding, from decoders: ProgressiveDecoding) {
-        guard modifyState({ $0.attempt != nil && $0.progressive === decoders }) else { return }
+    private func deliverPartial(_ image: DecodedImage, decoding: ImageVariant.Decoding, from decoders: IncrementalDecoding) {
+        guard modifyState({ $0.attempt != nil && $0.incremental === decoders }) else { return }
         callers.deliverPartial(image, decoding: decoding)
     }
 

@@ -13,7 +13,7 @@ import Decoding
 ///
 /// Decoders made after a download started over (a retry from byte 0) are given `partialImagesAfter`: the body
 /// bytes behind the newest partial image delivered before, so they deliver none older.
-final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pending*`/`drainQueued`/`keys`/`delivered`; the rest is touched only on `queue`
+final class IncrementalDecoding: @unchecked Sendable {  // `lock` guards `pending*`/`drainQueued`/`keys`/`delivered`; the rest is touched only on `queue`
     /// How many bytes may accumulate before any coder recognises them; past that, a decoder gives up and the
     /// final image comes from a one-shot decode.
     static let maximumSniffBytes = 64 * 1024
@@ -21,7 +21,7 @@ final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pendin
     static let maximumStreams = 4
 
     /// A partial image, its variant, and the decoders that made it (so a late one of dropped decoders is told apart).
-    typealias Deliver = @Sendable (DecodedImage, ImageVariant.Decoding, ProgressiveDecoding) -> Void
+    typealias Deliver = @Sendable (DecodedImage, ImageVariant.Decoding, IncrementalDecoding) -> Void
 
     private let queue: DispatchQueue
     private let manager: ImageCodersManager
@@ -166,7 +166,7 @@ final class ProgressiveDecoding: @unchecked Sendable {  // `lock` guards `pendin
             }
             sniffed.append(fresh)
             guard let made = manager.incrementalDecoder(for: sniffed, options: options) else {
-                if sniffed.count > ProgressiveDecoding.maximumSniffBytes {
+                if sniffed.count > IncrementalDecoding.maximumSniffBytes {
                     failed = true
                     sniffed = Data()
                 }
