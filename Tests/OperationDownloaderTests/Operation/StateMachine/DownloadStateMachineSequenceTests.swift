@@ -17,11 +17,16 @@ import FoundationNetworking
     @Test func theStopGoesOutOnceWhenTheEndFindsItUnposted() {
         var fixture = MachineFixture(.transferring)
         let end = fixture.machine.finish(.failure(ImageDownloaderError.cancelled), cancelTransfer: true)
-        #expect(end.finishNotifications == [.imageDownloadStop])
+        // The whole action: the stop posted, the attempt's clocks stopped and its transfer cancelled, nothing
+        // to release, one request observed.
+        #expect(end == .finish(.init(
+            ending: .failure(ImageDownloaderError.cancelled), notifications: .stop, retryWait: nil,
+            clocks: MachineFixture.clocks, transferToCancel: fixture.transfer, release: .init(),
+            observed: .init(source: .network, servedStale: false, started: true, attempts: 1))))
         #expect(fixture.machine.stopPosted)
         // Only the first end counts.
         let again = fixture.machine.finish(.failure(ImageDownloaderError.cancelled), cancelTransfer: true)
-        #expect(again.kind == "none")
+        #expect(again == .none)
     }
 
     @Test func aRetriedAttemptPostsItsOwnStopAndTheNextAttemptItsOwn() {
@@ -121,7 +126,7 @@ import FoundationNetworking
         var fixture = MachineFixture(.transferring)
         _ = fixture.machine.finish(.failure(ImageDownloaderError.cancelled), cancelTransfer: true)
         let action = fixture.machine.clocksStarted(MachineFixture.clocks, for: fixture.transfer)
-        #expect(action.kind == "stopClocks")
+        #expect(action == .stopClocks(MachineFixture.clocks))
     }
 
     @Test func progressIsThrottledByTheMinimumInterval() {
@@ -211,5 +216,36 @@ import FoundationNetworking
         #expect(fixture.machine.failedAttempt(fixture.transfer)?.attempt == 1)
         _ = fixture.machine.cancel()
         #expect(fixture.machine.failedAttempt(fixture.transfer) == nil)  // cancelled: no retry at all
+    }
+
+    /// Equality looks at every field of an action: one changed field makes it another action.
+    @Test func actionsAreEqualOnlyWhenEveryFieldIs() {
+        let fixture = MachineFixture(.transferring)
+        typealias Finish = DownloadStateMachine.Finish
+        let base = Finish(
+            ending: .failure(ImageDownloaderError.cancelled), notifications: .stop, retryWait: fixture.wait,
+            clocks: MachineFixture.clocks, transferToCancel: fixture.transfer, release: .init(),
+            observed: .init(source: .network, servedStale: false, started: true, attempts: 1))
+        #expect(DownloadStateMachine.Action.finish(base) == .finish(base))
+        var changes: [(String, (inout Finish) -> Void)] = [
+            ("ending", { $0.ending = .failure(ImageDownloaderError.badImageData(.emptyBody)) }),
+            ("notifications", { $0.notifications = [] }),
+            ("retry wait", { $0.retryWait = RetryWait() }),
+            ("clocks", { $0.clocks = nil }),
+            ("transfer", { $0.transferToCancel = InertTransfer() }),
+            ("release", { $0.release.ownsTransport = true }),
+            ("observed", { $0.observed.attempts = 2 }),
+        ]
+        changes.append(("observed source", { $0.observed.source = .httpCache }))
+        for (field, change) in changes {
+            var other = base
+            change(&other)
+            #expect(DownloadStateMachine.Action.finish(base) != .finish(other), "\(field)")
+        }
+        let retry = DownloadStateMachine.Retry(wait: fixture.wait, delay: 1, clocks: nil, transferToCancel: fixture.transfer)
+        #expect(DownloadStateMachine.Action.waitToRetry(retry) == .waitToRetry(retry))
+        #expect(DownloadStateMachine.Action.waitToRetry(retry) != .waitToRetry(.init(wait: fixture.wait, delay: 2, clocks: nil, transferToCancel: fixture.transfer)))
+        #expect(DownloadStateMachine.Action.cancelTransfer(fixture.transfer) != .cancelTransfer(InertTransfer()))
+        #expect(DownloadStateMachine.Action.none != .stopClocks(MachineFixture.clocks))
     }
 }

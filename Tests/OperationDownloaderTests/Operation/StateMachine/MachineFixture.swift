@@ -28,7 +28,8 @@ struct MachineFixture {
 
     /// A fresh machine moved into `phase` by the events the operation sends to get there.
     init(_ phase: Phase) {
-        attempt = Attempt(transfer: transfer, timeouts: Self.timeouts, sniffs: false, request: Self.request)
+        // It sniffs its body: the sniffer rows of the table need one (nothing else in the machine reads it).
+        attempt = Attempt(transfer: transfer, timeouts: Self.timeouts, sniffs: true, request: Self.request)
         machine.trapsOnImpossibleTransitions = false
         if phase == .pending { return }
         _ = machine.start(cancelledBefore: false)
@@ -70,7 +71,7 @@ struct MachineFixture {
 }
 
 extension DownloadStateMachine.Action {
-    /// The action's kind, for the tables.
+    /// The action's kind.
     var kind: String {
         switch self {
         case .none: "none"
@@ -85,6 +86,63 @@ extension DownloadStateMachine.Action {
     var finishNotifications: [Notification.Name]? {
         if case .finish(let end) = self { return end.notifications.names }
         return nil
+    }
+}
+
+extension MachineFixture {
+    /// The whole action in words, payload included, for the tables: the fixture's own objects by name ("transfer",
+    /// "wait", "clocks"), any other one as "another …".
+    func describe(_ action: DownloadStateMachine.Action) -> String {
+        switch action {
+        case .none: "none"
+        case .stopClocks(let clocks): "stopClocks(\(name(clocks)))"
+        case .cancelTransfer(let cancelled): "cancelTransfer(\(name(cancelled)))"
+        case .finish(let end):
+            "finish(\(name(end.ending)), posts [\(end.notifications.names.map(\.shortName).joined(separator: ","))], "
+                + "wait \(name(end.retryWait)), clocks \(name(end.clocks)), cancels \(name(end.transferToCancel)), "
+                + "releases \(name(end.release)), observed \(name(end.observed)))"
+        case .waitToRetry(let retry):
+            "waitToRetry(wait \(name(retry.wait)), \(retry.delay) s, clocks \(name(retry.clocks)), "
+                + "cancels \(name(retry.transferToCancel)))"
+        }
+    }
+
+    private func name(_ transfer: (any TransportTransfer)?) -> String {
+        guard let transfer else { return "nil" }
+        return transfer === self.transfer ? "transfer" : "another transfer"
+    }
+
+    private func name(_ clocks: DownloadStateMachine.Clocks?) -> String {
+        guard let clocks else { return "nil" }
+        return clocks == Self.clocks ? "clocks" : "other clocks"
+    }
+
+    private func name(_ wait: RetryWait?) -> String {
+        guard let wait else { return "nil" }
+        return wait === self.wait ? "wait" : "another wait"
+    }
+
+    private func name(_ ending: DownloadEnding) -> String {
+        switch ending {
+        case .failure(let error): "failure(\(error))"
+        case .images: "images"
+        }
+    }
+
+    private func name(_ release: DownloadStateMachine.Release) -> String {
+        "(transport \(release.transport == nil ? "nil" : "a transport"), owned \(release.ownsTransport), "
+            + "background task \(release.backgroundTask.map { String($0.id) } ?? "nil"))"
+    }
+
+    private func name(_ observed: DownloadObservation.Ending) -> String {
+        "(\(observed.source), stale \(observed.servedStale), started \(observed.started), attempts \(observed.attempts))"
+    }
+}
+
+extension Notification.Name {
+    /// "start", "stop", …: the name without the package's prefix.
+    var shortName: String {
+        rawValue.replacingOccurrences(of: "OperationDownloader.", with: "").replacingOccurrences(of: "imageDownload", with: "")
     }
 }
 
