@@ -82,26 +82,31 @@ build_decode_fuzzer() {
     # Objects of C files since renamed or removed would still match obj/*.o at the link: start empty.
     rm -rf "$BUILD/obj"
     mkdir -p "$BUILD/obj" "$BUILD/mod"
-    for source in Sources/CImageCodecs/*.c; do
-        clang -c -g -O1 -fsanitize=fuzzer-no-link,address -I Sources/CImageCodecs/include \
+    # The codecs' shim and the library loader it uses (CDynamicLoading: the symbol tables every shim fills).
+    for source in Sources/CImageCodecs/*.c Sources/CDynamicLoading/*.c; do
+        clang -c -g -O1 -fsanitize=fuzzer-no-link,address -I Sources/CImageCodecs/include -I Sources/CDynamicLoading/include \
             "$source" -o "$BUILD/obj/$(basename "$source" .c).o"
     done
-    # SwiftPM generates this module map for the C target; outside SwiftPM we write it ourselves.
+    # SwiftPM generates these module maps for the C targets; outside SwiftPM we write them ourselves.
     cat > "$BUILD/module.modulemap" <<EOF
 module CImageCodecs {
     umbrella header "$ROOT/Sources/CImageCodecs/include/CImageCodecs.h"
     export *
 }
+module CDynamicLoading {
+    umbrella header "$ROOT/Sources/CDynamicLoading/include/cdl.h"
+    export *
+}
 EOF
     local common=(-swift-version 6 -O -g -sanitize="$SANITIZE" -parse-as-library -package-name OperationDownloader
-        -Xcc -fmodule-map-file="$BUILD/module.modulemap" -I Sources/CImageCodecs/include)
+        -Xcc -fmodule-map-file="$BUILD/module.modulemap" -I Sources/CImageCodecs/include -I Sources/CDynamicLoading/include)
     # shellcheck disable=SC2046
     swiftc "${common[@]}" -module-name Decoding -emit-module -emit-module-path "$BUILD/mod/Decoding.swiftmodule" \
         -emit-library -static -o "$BUILD/libDecoding.a" $(find Sources/Decoding -name '*.swift' | sort)
     swiftc "${common[@]}" -I "$BUILD/mod" Fuzz/Sources/DecodeFuzzer.swift Tests/DecodingTests/Support/FuzzHarness.swift \
         "$BUILD/libDecoding.a" "$BUILD"/obj/*.o -use-ld=lld -ljpeg -lpng16 -lz -ldl -o "$BUILD/decode-fuzzer"
 }
-decode_fuzzer_sources="Sources/Decoding Sources/CImageCodecs Fuzz/Sources/DecodeFuzzer.swift Tests/DecodingTests/Support/FuzzHarness.swift"
+decode_fuzzer_sources="Sources/Decoding Sources/CImageCodecs Sources/CDynamicLoading Fuzz/Sources/DecodeFuzzer.swift Tests/DecodingTests/Support/FuzzHarness.swift"
 
 # The HTTP cache's header parsers compile alone (Foundation only): the fuzzer is built from these files and the
 # harness Tests/OperationDownloaderTests/Support/HeaderFuzzHarness.swift (shared with HeaderFuzzRegressionTests).
