@@ -100,6 +100,8 @@ module CDynamicLoading {
 EOF
     local common=(-swift-version 6 -O -g -sanitize="$SANITIZE" -parse-as-library -package-name OperationDownloader
         -Xcc -fmodule-map-file="$BUILD/module.modulemap" -I Sources/CImageCodecs/include -I Sources/CDynamicLoading/include)
+    # The archive too: swiftc adds members to an existing one, and a renamed file's old member would stay in it.
+    rm -f "$BUILD/libDecoding.a"
     # shellcheck disable=SC2046
     swiftc "${common[@]}" -module-name Decoding -emit-module -emit-module-path "$BUILD/mod/Decoding.swiftmodule" \
         -emit-library -static -o "$BUILD/libDecoding.a" $(find Sources/Decoding -name '*.swift' | sort)
