@@ -139,9 +139,7 @@ import FoundationNetworking
         fixture.machine.responseAccepted(fixture.transfer, expected: 100, maximumReserved: 1000)
         var reports: [Int] = []
         for _ in 0..<10 {
-            let (_, verdict) = [UInt8](repeating: 1, count: 10).withUnsafeBytes {
-                fixture.machine.bytesArrived($0, from: fixture.transfer, now: 1, limit: 1000)
-            }
+            let (_, verdict) = fixture.feed(10)
             if case .accept(let report?, _, _) = verdict { reports.append(report.received) }
         }
         #expect(reports == [50, 100])
@@ -174,22 +172,16 @@ import FoundationNetworking
         #expect(end.release.transport != nil && fixture.machine.transport == nil)
     }
 
-    private func feed(_ count: Int, to fixture: inout MachineFixture) -> Machine.BodyVerdict {
-        [UInt8](repeating: 1, count: count).withUnsafeBytes {
-            fixture.machine.bytesArrived($0, from: fixture.transfer, now: 1, limit: 1000).1
-        }
-    }
-
     @Test func aResponseAwaitingItsAuthenticationRetryKeepsNoBodyUntilTheNextResponse() {
         var fixture = MachineFixture(.transferring)
         let unauthorized = MachineFixture.response(status: 401)
         _ = fixture.machine.responseArrived(
             unauthorized, server: unauthorized, fromCache: nil, from: fixture.transfer, maximumResponseSize: 1000)
         fixture.machine.awaitAuthenticationRetry(fixture.transfer)
-        guard case .drop = feed(5, to: &fixture) else { Issue.record("401 body kept"); return }
+        guard case .drop = fixture.feed(5).1 else { Issue.record("401 body kept"); return }
         let ok = MachineFixture.response()
         _ = fixture.machine.responseArrived(ok, server: ok, fromCache: nil, from: fixture.transfer, maximumResponseSize: 1000)
-        guard case .accept(_, _, let offset) = feed(5, to: &fixture) else { Issue.record("body dropped"); return }
+        guard case .accept(_, _, let offset) = fixture.feed(5).1 else { Issue.record("body dropped"); return }
         #expect(offset == 0 && fixture.machine.metrics.statusCode == 200)
     }
 
@@ -200,7 +192,7 @@ import FoundationNetworking
         _ = fixture.machine.responseArrived(
             TransportResponse(cached.response), server: notModified, fromCache: cached, from: fixture.transfer,
             maximumResponseSize: 1000)
-        guard case .drop = feed(5, to: &fixture) else { Issue.record("body of a revalidated response kept"); return }
+        guard case .drop = fixture.feed(5).1 else { Issue.record("body of a revalidated response kept"); return }
         let completed = fixture.machine.attemptCompleted(fixture.attempt, nothingToDo: false)
         let completion = try #require(completed)
         #expect(completion.data == cached.data && completion.toStore == nil)
@@ -212,7 +204,7 @@ import FoundationNetworking
     @Test func anAttemptThatReportedBytesIsStillRetriedUnlessCancelled() {
         var fixture = MachineFixture(.transferring)
         fixture.machine.callerJoined(reportsProgress: true, decodes: false, wantsPartialImages: false)
-        _ = feed(5, to: &fixture)
+        _ = fixture.feed(5)
         #expect(fixture.machine.failedAttempt(fixture.transfer)?.attempt == 1)
         _ = fixture.machine.cancel()
         #expect(fixture.machine.failedAttempt(fixture.transfer) == nil)  // cancelled: no retry at all

@@ -74,9 +74,7 @@ import FoundationNetworking
             return check == nil ? "stale" : "check"
         }, expected: staleExceptWhileTransferring("check")),
         Event(name: "bytes", apply: { f in
-            let (action, verdict) = [UInt8](repeating: 7, count: 4).withUnsafeBytes {
-                f.machine.bytesArrived($0, from: f.transfer, now: 1, limit: 100)
-            }
+            let (action, verdict) = f.feed(4, limit: 100)
             guard case .accept(_, _, let offset) = verdict else { return "\(f.describe(action)) drop" }
             return "\(f.describe(action)) accept@\(offset)"
         }, expected: [
@@ -84,9 +82,7 @@ import FoundationNetworking
             "none drop → waitingToRetry", "none drop → completing", "none drop → finished",
         ]),
         Event(name: "bytes over the size limit", apply: { f in
-            let (action, _) = [UInt8](repeating: 7, count: 4).withUnsafeBytes {
-                f.machine.bytesArrived($0, from: f.transfer, now: 1, limit: 3)
-            }
+            let (action, _) = f.feed(4, limit: 3)
             return f.describe(action)
         }, expected: [
             "none → pending",
@@ -206,9 +202,7 @@ import FoundationNetworking
         }, expected: Phase.allCases.map { "waited true → \($0)" }),
         Event(name: "401 awaiting its authentication retry, then bytes", apply: { f in
             f.machine.awaitAuthenticationRetry(f.transfer)
-            let (action, verdict) = [UInt8](repeating: 7, count: 4).withUnsafeBytes {
-                f.machine.bytesArrived($0, from: f.transfer, now: 1, limit: 100)
-            }
+            let (action, verdict) = f.feed(4, limit: 100)
             let sniffer = f.machine.snifferToFeed(f.transfer) == nil ? "no sniffer" : "sniffer"
             guard case .accept = verdict else { return "\(f.describe(action)) drop, \(sniffer)" }
             return "\(f.describe(action)) accept, \(sniffer)"

@@ -71,17 +71,6 @@ struct MachineFixture {
 }
 
 extension DownloadStateMachine.Action {
-    /// The action's kind.
-    var kind: String {
-        switch self {
-        case .none: "none"
-        case .stopClocks: "stopClocks"
-        case .cancelTransfer: "cancelTransfer"
-        case .finish: "finish"
-        case .waitToRetry: "waitToRetry"
-        }
-    }
-
     /// The notifications a finish posts before the answers (nil: not a finish).
     var finishNotifications: [Notification.Name]? {
         if case .finish(let end) = self { return end.notifications.names }
@@ -90,6 +79,13 @@ extension DownloadStateMachine.Action {
 }
 
 extension MachineFixture {
+    /// `count` body bytes of the fixture's transfer arrive, with the response-size `limit`.
+    mutating func feed(_ count: Int, limit: Int = 1000) -> (DownloadStateMachine.Action, DownloadStateMachine.BodyVerdict) {
+        [UInt8](repeating: 1, count: count).withUnsafeBytes {
+            machine.bytesArrived($0, from: transfer, now: 1, limit: limit)
+        }
+    }
+
     /// The whole action in words, payload included, for the tables: the fixture's own objects by name ("transfer",
     /// "wait", "clocks"), any other one as "another …".
     func describe(_ action: DownloadStateMachine.Action) -> String {
