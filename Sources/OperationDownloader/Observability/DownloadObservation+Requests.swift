@@ -38,10 +38,17 @@ extension DownloadObservation {
     /// Takes the request in flight out of the atomics (nothing when another end took it first) and observes its
     /// end at `now` (`Monotonic`) with `span`, its span (taken by the caller from `spans`).
     func endHop(_ span: (any ImageDownloaderSpan)?, error: (any Error)?, httpVersion: String?, now: UInt64) {
-        let endpoint = hopEndpoint.exchange(0, ordering: .acquiringAndReleasing)
-        guard endpoint != 0 || span != nil else { return }
-        report(endpoint: endpoint, began: hopBegan.load(ordering: .relaxed), status: hopStatus.exchange(0, ordering: .relaxed),
-               span, error: error, httpVersion: httpVersion, now: now)
+        let open = swapHop(endpoint: 0, began: nil)
+        guard open.endpoint != 0 || span != nil else { return }
+        report(endpoint: open.endpoint, began: open.began, status: open.status, span, error: error, httpVersion: httpVersion, now: now)
+    }
+
+    /// Puts a request in flight (`endpoint` 0: none) and returns the one it replaces, whose status is taken with it.
+    /// An end (`began` nil) leaves the start time alone: a begin racing it then still reads its own open request's.
+    private func swapHop(endpoint: UInt, began: UInt64?) -> (endpoint: UInt, began: UInt64, status: Int) {
+        let open = hopEndpoint.exchange(endpoint, ordering: .acquiringAndReleasing)
+        let openBegan = began.map { hopBegan.exchange($0, ordering: .relaxed) } ?? hopBegan.load(ordering: .relaxed)
+        return (open, openBegan, hopStatus.exchange(0, ordering: .relaxed))
     }
 
     /// Observes the end of a request to `endpoint` (an unretained `RequestEndpoint`, 0: none) that began at `began`
@@ -57,7 +64,7 @@ extension DownloadObservation {
             let endpoint = Unmanaged<RequestEndpoint>.fromOpaque(pointer).takeUnretainedValue()
             endpoint.active.decrement(by: 1)
             let outcome = RequestOutcome(status: status, errorType: errorType, protocolVersion: version)
-            endpoint.timer(outcome).record(seconds: now > began ? Double(now - began) / 1e9 : 0)
+            endpoint.timer(outcome).record(seconds: Monotonic.seconds(from: began, to: now))
         }
         guard let span else { return }
         if status > 0 { span.setAttribute(.int(Int64(status)), forKey: "http.response.status_code") }
@@ -98,10 +105,8 @@ extension DownloadObservation {
         // between these swaps can time one request from the other's start; the active count stays exact.
         let now = Monotonic.now()
         let address = endpoint.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0
-        let open = hopEndpoint.exchange(address, ordering: .acquiringAndReleasing)
-        let openBegan = hopBegan.exchange(now, ordering: .relaxed)
-        let openStatus = hopStatus.exchange(0, ordering: .relaxed)
-        if open != 0 { report(endpoint: open, began: openBegan, status: openStatus, nil, error: nil, httpVersion: nil, now: now) }
+        let open = swapHop(endpoint: address, began: now)
+        if open.endpoint != 0 { report(endpoint: open.endpoint, began: open.began, status: open.status, nil, error: nil, httpVersion: nil, now: now) }
         // The request's own span id, under the caller's trace (or the tracer's, when it propagates).
         guard let context = span?.context ?? (downloadSpan?.context ?? trace)?.withNewSpanID() else { return request }
         var stamped = request

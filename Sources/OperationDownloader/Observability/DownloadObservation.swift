@@ -174,7 +174,7 @@ final class DownloadObservation: Sendable {
                 let result = MetricLabels.lookupResult(ending.source, servedStale: ending.servedStale)
                 metrics.counter(MetricName.httpCacheLookups, "storage", storage, "result", result).increment(by: 1)
             }
-            metrics.downloadDuration(source).record(seconds: now > createdAt ? Double(now - createdAt) / 1e9 : 0)
+            metrics.downloadDuration(source).record(seconds: Monotonic.seconds(from: createdAt, to: now))
             if let cache = metrics.memoryCache { metrics.memoryCacheBytes.set(Double(cache.memoryUsage)) }
         }
         guard let span else { return }
@@ -215,7 +215,11 @@ enum Monotonic {
     }
 
     static func seconds(since start: UInt64) -> Double {
-        let now = now()
-        return now > start ? Double(now - start) / 1e9 : 0
+        seconds(from: start, to: now())
+    }
+
+    /// The seconds from `start` to `end` (0 if `end` is not later).
+    static func seconds(from start: UInt64, to end: UInt64) -> Double {
+        end > start ? Double(end - start) / 1e9 : 0
     }
 }

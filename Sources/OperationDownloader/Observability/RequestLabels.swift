@@ -15,12 +15,13 @@ struct RequestTarget: Sendable, Hashable {
     /// `url`: the request's, read once by the caller (each read of `URLRequest.url` bridges in corelibs).
     init(_ request: URLRequest, url: URL?) {
         method = Self.method(request.httpMethod)
-        if let url, let authority = Self.authority(url.absoluteString) {
-            host = authority.host
-            port = authority.port ?? (authority.secure ? 443 : 80)
-        } else {
-            (host, port) = Self.hostAndPort(url)
-        }
+        (host, port) = Self.hostAndPort(url.flatMap { Self.authority($0.absoluteString) }, url: url)
+    }
+
+    /// The host and port of `authority` (read from `url`'s text), or what Foundation says when it is nil.
+    static func hostAndPort(_ authority: (host: String, port: Int?, secure: Bool)?, url: URL?) -> (host: String, port: Int) {
+        guard let authority else { return hostAndPort(url) }
+        return (authority.host, authority.port ?? (authority.secure ? 443 : 80))
     }
 
     /// What Foundation says: the raw host (percent-decoding or lower-casing it costs more than the rest of the
@@ -189,12 +190,8 @@ final class RequestEndpoints: Sendable {
                 return last
             }) { return known }
             let parsed = RequestTarget.authority(bytes: bytes)
-            let target = if let parsed {
-                RequestTarget(method: method, host: parsed.host, port: parsed.port ?? (parsed.secure ? 443 : 80))
-            } else {
-                RequestTarget(request, url: url)
-            }
-            let endpoint = endpoint(for: target)
+            let (host, port) = RequestTarget.hostAndPort(parsed.map { ($0.host, $0.port, $0.secure) }, url: url)
+            let endpoint = endpoint(for: RequestTarget(method: method, host: host, port: port))
             if let parsed {
                 let origin = Array(UnsafeBufferPointer(rebasing: bytes[..<parsed.end]))
                 table.withLock { table in

@@ -43,21 +43,11 @@ final class PrometheusGauge: ImageDownloaderMeterHandler, Sendable {
     }
 
     func increment(by amount: Double) {
-        change { $0 + amount }
+        bits.add(amount)
     }
 
     func decrement(by amount: Double) {
-        change { $0 - amount }
-    }
-
-    private func change(_ update: (Double) -> Double) {
-        var old = bits.load(ordering: .relaxed)
-        while true {
-            let (exchanged, found) = bits.compareExchange(
-                expected: old, desired: update(Double(bitPattern: old)).bitPattern, ordering: .relaxed)
-            if exchanged { return }
-            old = found
-        }
+        bits.add(-amount)
     }
 
     var current: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
@@ -105,19 +95,26 @@ final class PrometheusHistogram: ImageDownloaderTimerHandler, @unchecked Sendabl
             break
         }
         cells[index].wrappingAdd(1, ordering: .relaxed)
-        let sum = cells + (upperBounds.count + 1)
-        var old = sum.pointee.load(ordering: .relaxed)
-        while true {
-            let (exchanged, found) = sum.pointee.compareExchange(
-                expected: old, desired: (Double(bitPattern: old) + seconds).bitPattern, ordering: .relaxed)
-            if exchanged { return }
-            old = found
-        }
+        cells[upperBounds.count + 1].add(seconds)
     }
 
     var snapshot: Snapshot {
         let counts = (0...upperBounds.count).map { cells[$0].load(ordering: .relaxed) }
         let sum = Double(bitPattern: cells[upperBounds.count + 1].load(ordering: .relaxed))
         return Snapshot(counts: counts, sum: sum, count: counts.reduce(0, &+))
+    }
+}
+
+extension Atomic where Value == UInt64 {
+    /// Adds `amount` to the `Double` whose bits this atomic holds: a compare-and-exchange loop, so concurrent
+    /// additions are never lost (a gauge's value, a histogram's sum).
+    func add(_ amount: Double) {
+        var old = load(ordering: .relaxed)
+        while true {
+            let (exchanged, found) = compareExchange(
+                expected: old, desired: (Double(bitPattern: old) + amount).bitPattern, ordering: .relaxed)
+            if exchanged { return }
+            old = found
+        }
     }
 }
